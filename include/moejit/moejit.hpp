@@ -1,0 +1,137 @@
+// moejit: run-time generated CUDA kernels for the fused Mixture-of-Experts
+// expert MLP. This is the whole public C++ surface.
+//
+//   moejit::Runtime rt(/*device=*/0);
+//   auto kernels = rt.get({.k = 8, .hidden = 2048, .intermediate = 768,
+//                          .experts = 128, .dtype = moejit::DType::BF16});
+//   size_t ws = kernels->workspace_bytes(tokens);   // caller allocates
+//   kernels->run(args, stream);                     // async, graph-safe
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace moejit {
+
+/// Element type of x, the weights, y and the intermediate.
+enum class DType { BF16, FP16, FP32 };
+
+/// The one shape a kernel set is specialised to. T (tokens) is not part of
+/// it: one kernel set serves every T.
+struct MoeShape {
+  int k = 0;             ///< experts per token, 1..experts
+  int hidden = 0;        ///< H, multiple of 8
+  int intermediate = 0;  ///< I, multiple of 8
+  int experts = 0;       ///< E, 1..kMaxExperts
+  DType dtype = DType::BF16;
+};
+
+inline constexpr int kMaxExperts = 4096;
+inline constexpr int kMaxDim = 1 << 16;
+
+/// What went wrong, for callers that branch on it.
+enum class ErrorCode {
+  InvalidShape,
+  InvalidArgument,
+  WorkspaceTooSmall,
+  CompileFailed,
+  DriverError,
+  NoDevice,
+  CacheMiss,
+  Internal,
+};
+
+/// The one exception type the public API throws.
+class Error : public std::runtime_error {
+public:
+  Error(ErrorCode code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  ErrorCode code() const { return code_; }
+
+private:
+  ErrorCode code_;
+};
+
+/// Pointers are device pointers in the runtime's context, row-major and
+/// 16-byte aligned. Shapes: x [T,H], gate_up_proj [E,2I,H] (rows [0,I) gate,
+/// [I,2I) up), down_proj [E,H,I], top_k_index [T,k] int32, top_k_weights
+/// [T,k] float32, y [T,H]. y must not alias any input.
+struct MoeArgs {
+  const void *x = nullptr;
+  const void *gate_up_proj = nullptr;
+  const void *down_proj = nullptr;
+  const int32_t *top_k_index = nullptr;
+  const float *top_k_weights = nullptr;
+  void *y = nullptr;
+  int64_t tokens = 0;
+  void *workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+/// Resource report of one compiled kernel.
+struct KernelInfo {
+  std::string name;
+  int registers = 0;
+  int spill_bytes = 0;     ///< spill stores + loads reported by ptxas
+  int shared_bytes = 0;    ///< static + dynamic shared memory per block
+  double compile_ms = 0;   ///< 0 when loaded from the disk cache
+  bool from_cache = false;
+};
+
+/// Compiled, loaded kernels for one shape on one device.
+class KernelSet {
+public:
+  virtual ~KernelSet() = default;
+  /// Scratch `run` needs for `tokens` tokens; 0 for tokens == 0.
+  virtual size_t workspace_bytes(int64_t tokens) const = 0;
+  /// Enqueues the whole MoE MLP on `stream` (a CUstream / cudaStream_t).
+  /// Never allocates, never synchronises, capturable in a CUDA graph.
+  /// Throws moejit::Error before any launch on bad arguments.
+  virtual void run(const MoeArgs &args, void *stream) const = 0;
+  virtual const MoeShape &shape() const = 0;
+  virtual const std::string &workload_id() const = 0;
+  virtual std::vector<KernelInfo> kernels() const = 0;
+};
+
+struct RuntimeOptions {
+  /// Cache root; empty: MOEJIT_CACHE_DIR, else $XDG_CACHE_HOME/moejit,
+  /// else ~/.cache/moejit.
+  std::string cache_dir;
+};
+
+/// Owns the kernel sets of one device. Thread-safe; kernel sets are shared
+/// process-wide per (workload id, device) and compiled once.
+class Runtime {
+public:
+  explicit Runtime(int device = 0, RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  /// Compiles (or loads from the cache) the kernels for `shape`.
+  std::shared_ptr<const KernelSet> get(const MoeShape &shape);
+  /// "sm_90a" on an H100/H200.
+  const std::string &arch() const;
+  const std::string &device_name() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Throws Error(InvalidShape) naming the offending field.
+void validate(const MoeShape &shape);
+/// "moejit-workload v1 k=8 hidden=2048 ..." (documented in cache/FORMAT.md).
+std::string canonical_text(const MoeShape &shape);
+/// Lower-case hex sha256 of canonical_text.
+std::string workload_id(const MoeShape &shape);
+const char *dtype_name(DType dtype);
+/// Parses "bf16" / "fp16" / "fp32"; throws Error(InvalidShape) otherwise.
+DType parse_dtype(const std::string &name);
+int dtype_bytes(DType dtype);
+
+} // namespace moejit

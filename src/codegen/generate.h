@@ -1,0 +1,49 @@
+// Code generation: a small deterministic unit per kernel that includes one
+// template and instantiates it with the shape constants and tile config.
+#pragma once
+
+#include "codegen/tile_config.h"
+#include "moejit/moejit.hpp"
+
+#include <string>
+#include <vector>
+
+namespace moejit::codegen {
+
+/// Bumped whenever generated units change in a way templates don't show.
+inline constexpr int kGeneratorVersion = 1;
+
+enum class KernelKind {
+  RouteCount,
+  RouteScan,
+  RouteScatter,
+  Gemm1,
+  Gemm2,
+  Combine,
+  ReferenceH, ///< GPU reference, for the benchmark's checks
+  ReferenceY,
+};
+
+/// Everything that specialises one kernel.
+struct KernelSpec {
+  KernelKind kind;
+  MoeShape shape;
+  TileConfig tile; ///< used by Gemm1/Gemm2 on bf16/fp16 only
+
+  /// True for the GEMMs of bf16/fp16 shapes (tensor cores).
+  bool usesMma() const;
+  bool usesTile() const { return usesMma(); }
+  /// e.g. moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s3_w2x2
+  std::string name() const;
+  /// Threads per block.
+  int threads() const;
+  /// Dynamic shared memory per block.
+  int dynamicSharedBytes() const;
+};
+
+const char *kindName(KernelKind kind);
+
+/// The generated unit: the same spec gives the same bytes on every machine.
+std::string generateSource(const KernelSpec &spec);
+
+} // namespace moejit::codegen

@@ -1,0 +1,52 @@
+#include "codegen/tile_config.h"
+
+#include "common/error.h"
+
+namespace moejit::codegen {
+
+namespace {
+constexpr int kBk = 64; // elements per k step: one 128-byte row
+int bRows(const TileConfig &c, GemmKind kind) {
+  return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn;
+}
+} // namespace
+
+std::string TileConfig::suffix() const {
+  return fmt::format("bm{}_bn{}_s{}_w{}x{}", bm, bn, stages, warps_m, warps_n);
+}
+
+int mmaThreads(const TileConfig &c) { return 32 * c.warps_m * c.warps_n; }
+
+int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
+  const int rows = c.bm + bRows(c, kind);
+  return c.stages * rows * kBk * 2 + rows * 8;
+}
+
+llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
+  const int threads = mmaThreads(c);
+  const int b_rows = bRows(c, kind);
+  auto fail = [&](const char *rule) {
+    return makeError(ErrorCode::InvalidArgument, "tile config {}: {}",
+                     c.suffix(), rule);
+  };
+  if (c.bm <= 0 || c.bn <= 0 || c.warps_m <= 0 || c.warps_n <= 0)
+    return fail("every field must be positive");
+  if (c.stages < 2 || c.stages > 8)
+    return fail("stages must be in 2..8");
+  if (threads > 1024)
+    return fail("more than 1024 threads");
+  if (c.bm % (16 * c.warps_m) != 0)
+    return fail("bm must split into 16-row warp tiles");
+  const int warp_b = b_rows / c.warps_n;
+  if (b_rows % c.warps_n != 0 || warp_b % 16 != 0)
+    return fail("each warp needs B rows in multiples of 16");
+  if (kind == GemmKind::Gemm1 && (warp_b / 2) % 8 != 0)
+    return fail("gate and up halves of a warp must be whole 8-column tiles");
+  if ((c.bm * 8) % threads != 0 || (b_rows * 8) % threads != 0)
+    return fail("16-byte chunks of a stage must split evenly over threads");
+  if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
+    return fail("needs more shared memory than a block can have");
+  return llvm::Error::success();
+}
+
+} // namespace moejit::codegen

@@ -1,0 +1,44 @@
+// Tile configurations of the grouped GEMMs.
+#pragma once
+
+#include "moejit/moejit.hpp"
+
+#include <llvm/Support/Error.h>
+
+#include <string>
+
+namespace moejit::codegen {
+
+/// One tile configuration of the tensor-core GEMMs. bn counts output columns
+/// (for GEMM1, columns of h: each needs a gate and an up row of weights).
+struct TileConfig {
+  int bm = 128;     ///< token rows per block
+  int bn = 64;      ///< output columns per block
+  int stages = 3;   ///< cp.async pipeline depth
+  int warps_m = 2;  ///< warps along rows
+  int warps_n = 2;  ///< warps along columns
+
+  bool operator==(const TileConfig &) const = default;
+  /// "bm128_bn64_s3_w2x2": the part of a kernel name that spells the config.
+  std::string suffix() const;
+};
+
+/// Which of the two grouped GEMMs a config is for.
+enum class GemmKind { Gemm1, Gemm2 };
+
+/// Threads per block of a tensor-core GEMM with this config.
+int mmaThreads(const TileConfig &c);
+/// Dynamic shared memory of a tensor-core GEMM with this config.
+int mmaSharedBytes(const TileConfig &c, GemmKind kind);
+/// Checks the divisibility rules of templates/moe_gemm_mma.cuh and the
+/// shared-memory limit, with a message naming the rule broken.
+llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind);
+
+/// The fp32 path has one fixed tile (templates/moe_gemm_simt.cuh).
+inline constexpr int kSimtTile = 32;
+inline constexpr int kSimtThreads = 256;
+
+/// Largest dynamic shared memory per block on sm_80 .. sm_90.
+inline constexpr int kMaxSharedBytes = 227 * 1024;
+
+} // namespace moejit::codegen

@@ -1,0 +1,70 @@
+// The CUDA Driver API, loaded at run time with dlopen("libcuda.so.1") so that
+// the library, its tools and its CPU tests run where there is no driver.
+#pragma once
+
+#include <cuda.h>
+#include <llvm/Support/Error.h>
+
+#include <string>
+
+namespace moejit::driver {
+
+// Every driver function moejit uses. The name after the macro expansion of
+// cuda.h (cuMemAlloc -> cuMemAlloc_v2) is the symbol looked up.
+#define MOEJIT_DRIVER_FUNCTIONS(X)                                             \
+  X(cuInit) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)             \
+  X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)       \
+  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)           \
+  X(cuCtxSynchronize) X(cuCtxGetDevice) X(cuModuleLoadData) X(cuModuleUnload)                    \
+  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel)               \
+  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)     \
+  X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)                      \
+  X(cuStreamSynchronize) X(cuStreamIsCapturing) X(cuStreamBeginCapture)        \
+  X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)                 \
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate) X(cuEventDestroy)   \
+  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+
+struct Api {
+#define MOEJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;
+  MOEJIT_DRIVER_FUNCTIONS(MOEJIT_DECLARE)
+#undef MOEJIT_DECLARE
+};
+
+/// Loads libcuda.so.1 and calls cuInit once; an error (NoDevice) names what
+/// is missing.
+llvm::Expected<const Api *> api();
+
+/// The loaded API; only valid after api() succeeded.
+const Api &loaded();
+
+/// Turns a CUresult into an error naming the call.
+llvm::Error check(CUresult rc, const char *what);
+
+/// Number of CUDA devices; 0 (not an error) where there is no driver.
+int deviceCount();
+
+/// One device and its primary context (the one the CUDA runtime uses).
+struct Device {
+  int ordinal = 0;
+  CUdevice handle = 0;
+  CUcontext context = nullptr;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+
+  /// Retains the primary context of device `ordinal`.
+  static llvm::Expected<Device> open(int ordinal);
+  /// Makes the primary context current on this thread if it isn't.
+  llvm::Error makeCurrent() const;
+};
+
+} // namespace moejit::driver
+
+/// Evaluates a driver call; on failure returns the error from the enclosing
+/// function (which returns llvm::Error or llvm::Expected).
+#define MOEJIT_CU(call)                                                        \
+  do {                                                                         \
+    if (llvm::Error moejit_err_ =                                              \
+            ::moejit::driver::check(::moejit::driver::loaded().call, #call))   \
+      return moejit_err_;                                                      \
+  } while (0)

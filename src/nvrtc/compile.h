@@ -1,0 +1,48 @@
+// NVRTC: compiles one generated unit to a cubin for a named architecture.
+// Needs no GPU.
+#pragma once
+
+#include <llvm/Support/Error.h>
+
+#include <string>
+#include <vector>
+
+namespace moejit::nvrtc {
+
+/// ptxas' resource report of one kernel.
+struct Resources {
+  int registers = 0;
+  int spill_bytes = 0; ///< spill stores + spill loads
+  int static_shared_bytes = 0;
+};
+
+struct CompiledKernel {
+  std::string cubin;
+  Resources resources;
+  std::string log;
+  double compile_ms = 0;
+};
+
+/// "sm_90a" for compute capability 9.0 (wgmma and TMA need the a-suffix),
+/// "sm_XY" otherwise.
+std::string archForComputeCapability(int major, int minor);
+/// Accepts sm_80 and newer, with an optional "a" suffix.
+llvm::Error checkArch(const std::string &arch);
+
+/// "13.0": part of every cache key.
+std::string version();
+
+/// The options every compile uses for `arch`, in order.
+std::vector<std::string> compileOptions(const std::string &arch);
+
+/// Compiles `source` (which #includes the embedded templates). A failure is
+/// an error holding the NVRTC log, the options and the path where the source
+/// was kept for inspection.
+llvm::Expected<CompiledKernel> compile(const std::string &kernel_name,
+                                       const std::string &source,
+                                       const std::string &arch);
+
+/// Reads ptxas -v output.
+Resources parseResources(const std::string &log);
+
+} // namespace moejit::nvrtc

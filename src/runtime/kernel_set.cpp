@@ -1,0 +1,262 @@
+#include "runtime/kernel_set.h"
+
+#include "common/error.h"
+#include "workload/shape.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace moejit::runtime {
+
+using codegen::KernelKind;
+
+namespace {
+constexpr size_t kAlign = 256;
+size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+constexpr int64_t kMaxGridY = 65535;
+} // namespace
+
+LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens,
+                              int tile_m) {
+  LaunchGeometry g;
+  g.assignments = tokens * shape.k;
+  g.route_blocks = static_cast<int>((g.assignments + kRouteChunk - 1) / kRouteChunk);
+  g.tile_m = tile_m;
+  g.max_tiles = g.assignments / tile_m +
+                std::min<int64_t>(shape.experts, g.assignments);
+  return g;
+}
+
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) {
+  WorkspaceLayout w{};
+  size_t at = 0;
+  auto take = [&](size_t &field, size_t bytes) {
+    field = at;
+    at += alignUp(bytes);
+  };
+  const size_t elem = dtype_bytes(shape.dtype);
+  take(w.block_counts, sizeof(int32_t) * shape.experts * g.route_blocks);
+  take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
+  take(w.tiles, sizeof(int32_t) * 2 * g.max_tiles);
+  take(w.num_tiles, sizeof(int32_t));
+  take(w.sorted_ids, sizeof(int32_t) * g.assignments);
+  take(w.h, elem * g.assignments * shape.intermediate);
+  take(w.partial, elem * g.assignments * shape.hidden);
+  w.total = at;
+  return w;
+}
+
+llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
+                                        CUmodule &module) {
+  const codegen::KernelSpec &spec = built.spec;
+  MOEJIT_CU(cuModuleLoadData(&module, built.entry.cubin.data()));
+  LoadedKernel k;
+  MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
+  k.threads = spec.threads();
+  k.dynamic_shared = spec.dynamicSharedBytes();
+  if (k.dynamic_shared > 48 * 1024)
+    MOEJIT_CU(cuFuncSetAttribute(k.function,
+                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 k.dynamic_shared));
+  const store::EntryMeta &m = built.entry.meta;
+  k.info = {spec.name(), m.registers, m.spill_bytes,
+            m.static_shared_bytes + k.dynamic_shared,
+            built.from_cache ? 0.0 : m.compile_ms, built.from_cache};
+  return k;
+}
+
+llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
+                   const LaunchParams &params, CUstream stream) {
+  void *args[] = {const_cast<LaunchParams *>(&params)};
+  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1,
+                           k.dynamic_shared, stream, args, nullptr));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::shared_ptr<KernelSetImpl>>
+KernelSetImpl::load(const driver::Device &device, const MoeShape &shape,
+                    Plan plan, std::vector<BuiltKernel> built) {
+  if (llvm::Error e = device.makeCurrent())
+    return e;
+  auto set = std::shared_ptr<KernelSetImpl>(new KernelSetImpl());
+  set->device_ = device;
+  set->shape_ = shape;
+  set->id_ = workload::workloadId(shape);
+  set->plan_ = std::move(plan);
+  for (const BuiltKernel &b : built) {
+    CUmodule module = nullptr;
+    auto k = loadKernel(b, module);
+    if (module)
+      set->modules_.push_back(module);
+    if (!k)
+      return k.takeError();
+    set->specs_.push_back(b.spec);
+    set->kernels_.push_back(*k);
+  }
+  auto find = [&](KernelKind kind) -> const LoadedKernel * {
+    for (size_t i = 0; i < set->specs_.size(); ++i)
+      if (set->specs_[i].kind == kind)
+        return &set->kernels_[i];
+    return nullptr;
+  };
+  set->route_count_ = find(KernelKind::RouteCount);
+  set->route_scan_ = find(KernelKind::RouteScan);
+  set->route_scatter_ = find(KernelKind::RouteScatter);
+  set->combine_ = find(KernelKind::Combine);
+  if (!set->route_count_ || !set->route_scan_ || !set->route_scatter_ ||
+      !set->combine_)
+    return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",
+                     workload::canonicalText(shape));
+  return set;
+}
+
+KernelSetImpl::~KernelSetImpl() {
+  if (driver::deviceCount() == 0)
+    return;
+  for (CUmodule m : modules_)
+    driver::loaded().cuModuleUnload(m);
+}
+
+const LoadedKernel &KernelSetImpl::gemm(KernelKind kind,
+                                        const codegen::TileConfig &tile) const {
+  const bool simt = shape_.dtype == DType::FP32;
+  for (size_t i = 0; i < specs_.size(); ++i)
+    if (specs_[i].kind == kind && (simt || specs_[i].tile == tile))
+      return kernels_[i];
+  return kernels_.front(); // unreachable: load() built every planned config
+}
+
+std::vector<KernelInfo> KernelSetImpl::kernels() const {
+  std::vector<KernelInfo> out;
+  for (const LoadedKernel &k : kernels_)
+    out.push_back(k.info);
+  return out;
+}
+
+namespace {
+int tileRows(const MoeShape &shape, const GemmPlan &g) {
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : g.gemm1.bm;
+}
+int tileCols(const MoeShape &shape, const codegen::TileConfig &t) {
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bn;
+}
+unsigned ceilDiv(int64_t a, int64_t b) {
+  return static_cast<unsigned>((a + b - 1) / b);
+}
+} // namespace
+
+size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
+  if (tokens <= 0)
+    return 0;
+  const GemmPlan &g = plan_.buckets[bucketOf(tokens)];
+  return workspaceLayout(shape_, launchGeometry(shape_, tokens, tileRows(shape_, g)))
+      .total;
+}
+
+llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
+  auto bad = [](const char *what) {
+    return makeError(ErrorCode::InvalidArgument, "moejit run: {}", what);
+  };
+  struct Pointer {
+    const char *name;
+    const void *ptr;
+    uintptr_t align;
+  } pointers[] = {{"x", a.x, 16},
+                  {"gate_up_proj", a.gate_up_proj, 16},
+                  {"down_proj", a.down_proj, 16},
+                  {"top_k_index", a.top_k_index, 4},
+                  {"top_k_weights", a.top_k_weights, 4},
+                  {"y", a.y, 16},
+                  {"workspace", a.workspace, 16}};
+  for (const Pointer &p : pointers) {
+    if (!p.ptr)
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null",
+                       p.name);
+    if (reinterpret_cast<uintptr_t>(p.ptr) % p.align != 0)
+      return makeError(ErrorCode::InvalidArgument,
+                       "moejit run: {} is not {}-byte aligned", p.name,
+                       p.align);
+  }
+  const int64_t y_bytes = a.tokens * shape_.hidden * dtype_bytes(shape_.dtype);
+  const auto *y = static_cast<const char *>(a.y);
+  const auto *x = static_cast<const char *>(a.x);
+  if (y < x + y_bytes && x < y + y_bytes)
+    return bad("y overlaps x");
+  const size_t need = workspace_bytes(a.tokens);
+  if (a.workspace_bytes < need)
+    return makeError(ErrorCode::WorkspaceTooSmall,
+                     "moejit run: workspace of {} bytes is too small: {} "
+                     "tokens need {} (see workspace_bytes)",
+                     a.workspace_bytes, a.tokens, need);
+  return llvm::Error::success();
+}
+
+llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
+  if (a.tokens < 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} is negative", a.tokens);
+  if (a.tokens == 0)
+    return llvm::Error::success();
+  if (a.tokens * shape_.k > INT_MAX / 2)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} is too many for one call",
+                     a.tokens);
+  const GemmPlan &plan = plan_.buckets[bucketOf(a.tokens)];
+  const LaunchGeometry geo =
+      launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
+  if (geo.max_tiles > kMaxGridY)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} needs more row tiles than one "
+                     "launch can hold; split the batch",
+                     a.tokens);
+  if (llvm::Error e = checkArgs(a))
+    return e;
+  if (llvm::Error e = device_.makeCurrent())
+    return e;
+
+  const WorkspaceLayout w = workspaceLayout(shape_, geo);
+  char *ws = static_cast<char *>(a.workspace);
+  LaunchParams p{};
+  p.x = a.x;
+  p.gate_up = a.gate_up_proj;
+  p.down = a.down_proj;
+  p.top_k_index = a.top_k_index;
+  p.top_k_weights = a.top_k_weights;
+  p.y = a.y;
+  p.block_counts = reinterpret_cast<int32_t *>(ws + w.block_counts);
+  p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
+  p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
+  p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
+  p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
+  p.h = ws + w.h;
+  p.partial = ws + w.partial;
+  p.tokens = static_cast<int32_t>(a.tokens);
+  p.route_blocks = geo.route_blocks;
+  p.tile_m = geo.tile_m;
+  p.max_tiles = static_cast<int32_t>(geo.max_tiles);
+
+  const LoadedKernel &g1 = gemm(KernelKind::Gemm1, plan.gemm1);
+  const LoadedKernel &g2 = gemm(KernelKind::Gemm2, plan.gemm2);
+  const unsigned tiles = static_cast<unsigned>(geo.max_tiles);
+  const int vec = 16 / dtype_bytes(shape_.dtype);
+  if (llvm::Error e = launch(*route_count_, geo.route_blocks, 1, p, stream))
+    return e;
+  if (llvm::Error e = launch(*route_scan_, 1, 1, p, stream))
+    return e;
+  if (llvm::Error e = launch(*route_scatter_, geo.route_blocks, 1, p, stream))
+    return e;
+  if (llvm::Error e = launch(g1, ceilDiv(shape_.intermediate, tileCols(shape_, plan.gemm1)),
+                             tiles, p, stream))
+    return e;
+  if (llvm::Error e = launch(g2, ceilDiv(shape_.hidden, tileCols(shape_, plan.gemm2)),
+                             tiles, p, stream))
+    return e;
+  return launch(*combine_, static_cast<unsigned>(a.tokens),
+                ceilDiv(shape_.hidden, int64_t{vec} * kCombineThreads), p, stream);
+}
+
+void KernelSetImpl::run(const MoeArgs &args, void *stream) const {
+  throwIfError(enqueue(args, static_cast<CUstream>(stream)));
+}
+
+} // namespace moejit::runtime

@@ -1,0 +1,83 @@
+// KernelSet implementation: loaded modules of one shape on one device, the
+// workspace layout and the launch sequence of `run`.
+#pragma once
+
+#include "driver/driver.h"
+#include "moejit/moejit.hpp"
+#include "runtime/builder.h"
+#include "runtime/launch_params.h"
+#include "runtime/planner.h"
+
+#include <memory>
+#include <vector>
+
+namespace moejit::runtime {
+
+/// Byte offsets of the scratch arrays inside the caller's workspace.
+struct WorkspaceLayout {
+  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, h,
+      partial, total;
+};
+
+/// Grid-sizing numbers that depend on T and the bucket's row tile.
+struct LaunchGeometry {
+  int64_t assignments; ///< T*k
+  int route_blocks;
+  int tile_m;
+  int64_t max_tiles; ///< tiles of the worst routing of T*k rows
+};
+
+LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g);
+
+/// A loaded kernel and what the launch needs to know about it.
+struct LoadedKernel {
+  CUfunction function = nullptr;
+  int threads = 0;
+  int dynamic_shared = 0;
+  KernelInfo info;
+};
+
+class KernelSetImpl final : public KernelSet {
+public:
+  /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.
+  static llvm::Expected<std::shared_ptr<KernelSetImpl>>
+  load(const driver::Device &device, const MoeShape &shape, Plan plan,
+       std::vector<BuiltKernel> built);
+  ~KernelSetImpl() override;
+
+  size_t workspace_bytes(int64_t tokens) const override;
+  void run(const MoeArgs &args, void *stream) const override;
+  const MoeShape &shape() const override { return shape_; }
+  const std::string &workload_id() const override { return id_; }
+  std::vector<KernelInfo> kernels() const override;
+
+  /// `run` with errors as values.
+  llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;
+
+private:
+  const LoadedKernel &gemm(codegen::KernelKind kind,
+                           const codegen::TileConfig &tile) const;
+  llvm::Error checkArgs(const MoeArgs &args) const;
+
+  driver::Device device_;
+  MoeShape shape_;
+  std::string id_;
+  Plan plan_;
+  std::vector<CUmodule> modules_;
+  std::vector<codegen::KernelSpec> specs_;
+  std::vector<LoadedKernel> kernels_; ///< parallel to specs_
+  const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr,
+                     *route_scatter_ = nullptr, *combine_ = nullptr;
+};
+
+/// Loads a cubin and returns its single kernel, with the shared-memory
+/// attribute set (for tools that launch extra kernels, e.g. references).
+llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
+                                        CUmodule &module);
+
+/// One launch of `k` with the parameter block.
+llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
+                   const LaunchParams &params, CUstream stream);
+
+} // namespace moejit::runtime

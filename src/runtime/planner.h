@@ -1,0 +1,33 @@
+// Planner: a tile configuration per token bucket. Buckets are powers of two:
+// bucket b serves 2^(b-1) < T <= 2^b (bucket 0: T = 1); T past the last
+// bucket uses the last.
+#pragma once
+
+#include "codegen/tile_config.h"
+#include "moejit/moejit.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace moejit::runtime {
+
+inline constexpr int kBucketCount = 17; // T = 1 .. 65536
+
+int bucketOf(int64_t tokens);
+int64_t bucketTokens(int bucket); ///< representative T: 2^bucket
+
+/// The two GEMM configs used together; they share bm because both walk the
+/// same tile list.
+struct GemmPlan {
+  codegen::TileConfig gemm1, gemm2;
+  bool operator==(const GemmPlan &) const = default;
+};
+
+struct Plan {
+  std::vector<GemmPlan> buckets; ///< kBucketCount entries
+};
+
+/// Heuristic plan from the expected rows per expert, T*k/E, of each bucket.
+Plan heuristicPlan(const MoeShape &shape);
+
+} // namespace moejit::runtime

@@ -1,0 +1,235 @@
+#include "store/cubin_store.h"
+
+#include "common/log.h"
+#include "workload/shape.h"
+
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+#include <llvm/Support/SHA256.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace moejit::store {
+
+namespace {
+
+constexpr char kMagic[8] = {'M', 'O', 'E', 'J', 'I', 'T', 'C', kFormatVersion};
+constexpr size_t kHeaderBytes = 8 + 4 + 8; // magic, meta length, cubin length
+constexpr size_t kDigestBytes = 32;
+
+template <typename T> void putInt(std::string &out, T v) {
+  for (size_t i = 0; i < sizeof(T); ++i)
+    out.push_back(static_cast<char>((static_cast<uint64_t>(v) >> (8 * i)) & 0xff));
+}
+template <typename T> T getInt(const char *p) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i)
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(p[i])) << (8 * i);
+  return static_cast<T>(v);
+}
+
+std::string rawSha256(const std::string &bytes) {
+  auto d = llvm::SHA256::hash(llvm::arrayRefFromStringRef(bytes));
+  return std::string(d.begin(), d.end());
+}
+
+std::string metaJson(const EntryMeta &m) {
+  llvm::json::Object o{{"kernel", m.kernel},
+                       {"arch", m.arch},
+                       {"registers", m.registers},
+                       {"spill_bytes", m.spill_bytes},
+                       {"static_shared_bytes", m.static_shared_bytes},
+                       {"compile_ms", m.compile_ms}};
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::json::Value(std::move(o));
+  return os.str();
+}
+
+bool parseMeta(llvm::StringRef text, EntryMeta &m) {
+  auto value = llvm::json::parse(text);
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return false;
+  }
+  const llvm::json::Object *o = value->getAsObject();
+  if (!o)
+    return false;
+  auto str = [&](const char *k, std::string &out) {
+    auto v = o->getString(k);
+    if (v)
+      out = v->str();
+    return v.hasValue();
+  };
+  auto num = [&](const char *k, int &out) {
+    auto v = o->getInteger(k);
+    if (v)
+      out = static_cast<int>(*v);
+    return v.hasValue();
+  };
+  auto ms = o->getNumber("compile_ms");
+  m.compile_ms = ms ? *ms : 0;
+  return str("kernel", m.kernel) && str("arch", m.arch) &&
+         num("registers", m.registers) && num("spill_bytes", m.spill_bytes) &&
+         num("static_shared_bytes", m.static_shared_bytes);
+}
+
+} // namespace
+
+std::string defaultRoot() {
+  if (const char *dir = std::getenv("MOEJIT_CACHE_DIR"); dir && *dir)
+    return dir;
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::string(xdg) + "/moejit";
+  const char *home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.cache/moejit";
+}
+
+std::string encodeEntry(const Entry &entry) {
+  const std::string meta = metaJson(entry.meta);
+  std::string out(kMagic, sizeof(kMagic));
+  putInt<uint32_t>(out, meta.size());
+  putInt<uint64_t>(out, entry.cubin.size());
+  out += meta;
+  out += entry.cubin;
+  out += rawSha256(out);
+  return out;
+}
+
+std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
+  if (bytes.size() < kHeaderBytes + kDigestBytes) {
+    why = "truncated header";
+    return std::nullopt;
+  }
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    why = "bad magic or format version";
+    return std::nullopt;
+  }
+  const uint64_t meta_len = getInt<uint32_t>(bytes.data() + 8);
+  const uint64_t cubin_len = getInt<uint64_t>(bytes.data() + 12);
+  if (bytes.size() != kHeaderBytes + meta_len + cubin_len + kDigestBytes) {
+    why = "size does not match its header (truncated?)";
+    return std::nullopt;
+  }
+  const std::string body = bytes.substr(0, bytes.size() - kDigestBytes);
+  if (rawSha256(body) != bytes.substr(body.size())) {
+    why = "checksum mismatch";
+    return std::nullopt;
+  }
+  Entry e;
+  if (!parseMeta(llvm::StringRef(bytes).substr(kHeaderBytes, meta_len),
+                 e.meta)) {
+    why = "unreadable metadata";
+    return std::nullopt;
+  }
+  e.cubin = bytes.substr(kHeaderBytes + meta_len, cubin_len);
+  return e;
+}
+
+CubinStore::CubinStore(std::string root)
+    : root_(root.empty() ? defaultRoot() : std::move(root)) {}
+
+std::string CubinStore::entryPath(const std::string &workload_id,
+                                  const std::string &key) const {
+  return fmt::format("{}/v{}/{}/{}.cubin", root_, kFormatVersion, workload_id,
+                     key);
+}
+
+bool CubinStore::memoryOnly() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return memory_only_;
+}
+uint64_t CubinStore::hits() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return hits_;
+}
+uint64_t CubinStore::misses() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return misses_;
+}
+
+std::optional<Entry> CubinStore::load(const std::string &workload_id,
+                                      const std::string &key) {
+  const std::string path = entryPath(workload_id, key);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = memory_.find(path); it != memory_.end()) {
+      ++hits_;
+      return it->second;
+    }
+  }
+  std::optional<Entry> entry;
+  if (auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false)) {
+    std::string why;
+    entry = decodeEntry((*buffer)->getBuffer().str(), why);
+    if (!entry)
+      logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path,
+                    why);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++(entry ? hits_ : misses_);
+  return entry;
+}
+
+bool CubinStore::writeFile(const std::string &dir, const std::string &path,
+                           const std::string &bytes, std::string &why) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    why = ec.message();
+    return false;
+  }
+  int fd = -1;
+  llvm::SmallString<256> tmp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%%%", fd, tmp)) {
+    why = ec.message();
+    return false;
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  const bool ok = done == bytes.size() && ::fsync(fd) == 0;
+  ::close(fd);
+  // rename() replaces atomically: readers see the old file or the new one.
+  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+    why = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+void CubinStore::publish(const std::string &workload_id,
+                         const std::string &key, const Entry &entry) {
+  const std::string path = entryPath(workload_id, key);
+  bool memory_only;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    memory_only = memory_only_;
+  }
+  std::string why;
+  if (!memory_only &&
+      writeFile(std::string(llvm::sys::path::parent_path(path)), path,
+                encodeEntry(entry), why))
+    return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!memory_only_) {
+    memory_only_ = true;
+    warnOnce("unwritable:" + root_,
+             fmt::format("cache root {} is not writable ({}): compiled "
+                         "kernels are kept in memory only",
+                         root_, why));
+  }
+  memory_[path] = entry;
+}
+
+} // namespace moejit::store

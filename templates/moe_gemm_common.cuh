@@ -1,0 +1,105 @@
+// Pieces shared by the tensor-core and the fp32 grouped GEMMs: which tile a
+// block owns, where each of its A and B rows comes from, and the epilogues.
+//
+// GEMM1: rows of x gathered in sorted order times [gate; up] of the expert,
+//        h[row] = silu(x.gate) * (x.up)            (M = T*k, N = I, K = H)
+// GEMM2: rows of h times down of the expert, scaled by the routing weight
+//        and stored at the assignment's own row of `partial` (N = H, K = I).
+#pragma once
+
+#include "moe_common.cuh"
+
+namespace moejit_dev {
+
+template <class S, bool Gemm1> struct GemmDims {
+  static constexpr int K = Gemm1 ? S::H : S::I; // reduction length
+  static constexpr int N = Gemm1 ? S::I : S::H; // output columns
+};
+
+/// The row tile a block owns; `valid` is false for blocks past num_tiles
+/// (the grid is sized for the worst routing).
+struct RowTile {
+  int expert, row_begin, row_end;
+  bool valid;
+};
+
+__device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
+  RowTile t;
+  const int idx = blockIdx.y;
+  t.valid = idx < *p.num_tiles;
+  if (!t.valid)
+    return t;
+  t.expert = p.tiles[2 * idx];
+  t.row_begin = p.tiles[2 * idx + 1];
+  t.row_end = min(t.row_begin + p.tile_m, p.expert_offsets[t.expert + 1]);
+  return t;
+}
+
+/// Source of A row r of the tile (nullptr past the expert's rows).
+template <class S, bool Gemm1>
+__device__ __forceinline__ const typename S::T *
+a_row_source(const LaunchParams &p, const RowTile &t, int r) {
+  using T = typename S::T;
+  const int row = t.row_begin + r;
+  if (row >= t.row_end)
+    return nullptr;
+  if constexpr (Gemm1) {
+    const int token = p.sorted_ids[row] / S::K;
+    return static_cast<const T *>(p.x) + static_cast<long long>(token) * S::H;
+  } else {
+    return static_cast<const T *>(p.h) + static_cast<long long>(row) * S::I;
+  }
+}
+
+/// Source of B row r of a tile starting at output column n0. For GEMM1 the
+/// B rows come in groups of `Group` rows: the first half of a group are gate
+/// rows and the second half the up rows of the same columns, so the code that
+/// multiplies one group holds gate and up of a column side by side.
+template <class S, bool Gemm1, int Group>
+__device__ __forceinline__ const typename S::T *
+b_row_source(const LaunchParams &p, int expert, int n0, int r) {
+  using T = typename S::T;
+  if constexpr (Gemm1) {
+    constexpr int half = Group / 2;
+    const int q = r % Group;
+    const int col = n0 + (r / Group) * half + q % half;
+    if (col >= S::I)
+      return nullptr;
+    const int w_row = q < half ? col : S::I + col;
+    return static_cast<const T *>(p.gate_up) +
+           (static_cast<long long>(expert) * 2 * S::I + w_row) * S::H;
+  } else {
+    const int col = n0 + r;
+    if (col >= S::H)
+      return nullptr;
+    return static_cast<const T *>(p.down) +
+           (static_cast<long long>(expert) * S::H + col) * S::I;
+  }
+}
+
+__device__ __forceinline__ float silu(float v) {
+  return v / (1.0f + __expf(-v));
+}
+
+/// GEMM1 epilogue for columns col, col+1 (col even, < I) of sorted row `row`.
+template <class S>
+__device__ __forceinline__ void store_h(const LaunchParams &p, int row, int col,
+                                        float g0, float g1, float u0,
+                                        float u1) {
+  auto *h = static_cast<typename S::T *>(p.h) +
+            static_cast<long long>(row) * S::I + col;
+  store2<S::DT>(h, silu(g0) * u0, silu(g1) * u1);
+}
+
+/// GEMM2 epilogue: `assignment` is t*k+j of the sorted row, `weight` its
+/// routing weight.
+template <class S>
+__device__ __forceinline__ void store_partial(const LaunchParams &p,
+                                              int assignment, float weight,
+                                              int col, float v0, float v1) {
+  auto *out = static_cast<typename S::T *>(p.partial) +
+              static_cast<long long>(assignment) * S::H + col;
+  store2<S::DT>(out, v0 * weight, v1 * weight);
+}
+
+} // namespace moejit_dev

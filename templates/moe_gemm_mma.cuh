@@ -1,0 +1,178 @@
+// Grouped GEMMs on tensor cores (sm_80+): ldmatrix + mma.sync m16n8k16 with
+// fp32 accumulation, a cp.async multistage pipeline and XOR-swizzled shared
+// memory. One block computes a BM x BN output tile of one expert.
+#pragma once
+
+#include "moe_gemm_common.cuh"
+#include "ptx/cp_async.cuh"
+#include "ptx/mma.cuh"
+
+namespace moejit_dev {
+
+/// BN counts output columns (GEMM1: columns of h, each needing a gate and an
+/// up row of B). WM x WN warps tile the block.
+template <int BM_, int BN_, int STAGES_, int WM_, int WN_> struct MmaTile {
+  static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, WM = WM_, WN = WN_;
+  static constexpr int BK = 64; // one 128-byte row of 16-bit elements
+  static constexpr int THREADS = 32 * WM * WN;
+};
+
+template <class S, class Tl, bool Gemm1> struct MmaGemm {
+  using T = typename S::T;
+  using D = GemmDims<S, Gemm1>;
+  static constexpr int BM = Tl::BM, BK = Tl::BK, STAGES = Tl::STAGES;
+  static constexpr int B_ROWS = Gemm1 ? 2 * Tl::BN : Tl::BN;
+  static constexpr int THREADS = Tl::THREADS;
+  static constexpr int WARP_M = BM / Tl::WM;     // rows per warp
+  static constexpr int WARP_B = B_ROWS / Tl::WN; // B rows per warp
+  static constexpr int MT = WARP_M / 16, NT = WARP_B / 8;
+  static constexpr int KT = (D::K + BK - 1) / BK;
+  static_assert(S::DT != kFP32, "the tensor-core path takes bf16 or fp16");
+  static_assert(BM % (16 * Tl::WM) == 0, "BM must split into 16-row warp tiles");
+  static_assert(WARP_B % 16 == 0, "each warp needs B rows in pairs of n8 tiles");
+  static_assert(!Gemm1 || (WARP_B / 2) % 8 == 0, "gate/up halves must be whole n8 tiles");
+  static_assert((BM * 8) % THREADS == 0 && (B_ROWS * 8) % THREADS == 0,
+                "16-byte chunks must split evenly over the threads");
+
+  static constexpr int A_STAGE = BM * BK, B_STAGE = B_ROWS * BK; // elements
+  static constexpr int SMEM_BYTES =
+      STAGES * (A_STAGE + B_STAGE) * 2 + (BM + B_ROWS) * 8;
+
+  /// Element offset of 16-byte chunk `ch` of row `r` in a swizzled tile:
+  /// chunks are XOR-permuted by r%8 so that the 8 rows one ldmatrix reads
+  /// fall in different bank groups.
+  static __device__ __forceinline__ int swz(int r, int ch) {
+    return r * BK + ((ch ^ (r & 7)) << 3);
+  }
+
+  static __device__ void load_stage(T *sA, T *sB, const T *const *a_src,
+                                    const T *const *b_src, int kt,
+                                    const void *any_valid) {
+    const int k0 = kt * BK;
+#pragma unroll
+    for (int i = 0; i < BM * 8 / THREADS; ++i) {
+      const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
+      const T *src = a_src[r];
+      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
+      cp_async_16(sA + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
+    }
+#pragma unroll
+    for (int i = 0; i < B_ROWS * 8 / THREADS; ++i) {
+      const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
+      const T *src = b_src[r];
+      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
+      cp_async_16(sB + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
+    }
+  }
+
+  static __device__ void run(const LaunchParams &p) {
+    const RowTile tile = load_row_tile(p);
+    if (!tile.valid)
+      return;
+    extern __shared__ __align__(128) unsigned char smem[];
+    T *sA = reinterpret_cast<T *>(smem);
+    T *sB = sA + STAGES * A_STAGE;
+    const T **a_src = reinterpret_cast<const T **>(sB + STAGES * B_STAGE);
+    const T **b_src = a_src + BM;
+    const int n0 = blockIdx.x * Tl::BN;
+    for (int r = threadIdx.x; r < BM; r += THREADS)
+      a_src[r] = a_row_source<S, Gemm1>(p, tile, r);
+    for (int r = threadIdx.x; r < B_ROWS; r += THREADS)
+      b_src[r] = b_row_source<S, Gemm1, WARP_B>(p, tile.expert, n0, r);
+    __syncthreads();
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wm = warp / Tl::WN, wn = warp % Tl::WN;
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+      for (int j = 0; j < NT; ++j)
+#pragma unroll
+        for (int v = 0; v < 4; ++v)
+          acc[i][j][v] = 0.f;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < KT)
+        load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < KT; ++kt) {
+      cp_async_wait<STAGES - 2>();
+      __syncthreads(); // stage kt landed; stage kt-1 is free for everyone
+      const int next = kt + STAGES - 1;
+      if (next < KT)
+        load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
+                   a_src, b_src, next, p.x);
+      cp_async_commit();
+      const T *tA = sA + (kt % STAGES) * A_STAGE;
+      const T *tB = sB + (kt % STAGES) * B_STAGE;
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        unsigned a[MT][4], b[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          // lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: the same rows at k 8-15
+          const int r = wm * WARP_M + i * 16 + (lane & 15);
+          ldmatrix_x4(a[i], tA + swz(r, kk * 2 + (lane >> 4)));
+        }
+#pragma unroll
+        for (int j = 0; j < NT; j += 2) {
+          // matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+          const int r = wn * WARP_B + j * 8 + (lane & 7) + ((lane >> 4) << 3);
+          unsigned q[4];
+          ldmatrix_x4(q, tB + swz(r, kk * 2 + ((lane >> 3) & 1)));
+          b[j][0] = q[0];
+          b[j][1] = q[1];
+          b[j + 1][0] = q[2];
+          b[j + 1][1] = q[3];
+        }
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+          for (int j = 0; j < NT; ++j)
+            mma_16816<S::DT == kBF16>(acc[i][j], a[i], b[j][0], b[j][1]);
+      }
+    }
+    cp_async_wait<0>();
+    epilogue(p, tile, n0, wm, wn, lane, acc);
+  }
+
+  /// acc[i][j][v] is row wm*WARP_M + 16i + lane/4 + 8*(v/2) and B-row column
+  /// 8j + 2*(lane%4) + v%2 of the warp's slice.
+  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile,
+                                  int n0, int wm, int wn, int lane,
+                                  float (&acc)[MT][NT][4]) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = tile.row_begin + wm * WARP_M + i * 16 + (lane >> 2) + half * 8;
+        if (row >= tile.row_end)
+          continue;
+        if constexpr (Gemm1) {
+#pragma unroll
+          for (int j = 0; j < NT / 2; ++j) {
+            const int col = n0 + wn * (WARP_B / 2) + j * 8 + 2 * (lane & 3);
+            if (col < S::I)
+              store_h<S>(p, row, col, acc[i][j][2 * half], acc[i][j][2 * half + 1],
+                         acc[i][j + NT / 2][2 * half], acc[i][j + NT / 2][2 * half + 1]);
+          }
+        } else {
+          const int assignment = p.sorted_ids[row];
+          const float weight = p.top_k_weights[assignment];
+#pragma unroll
+          for (int j = 0; j < NT; ++j) {
+            const int col = n0 + wn * WARP_B + j * 8 + 2 * (lane & 3);
+            if (col < S::H)
+              store_partial<S>(p, assignment, weight, col, acc[i][j][2 * half],
+                               acc[i][j][2 * half + 1]);
+          }
+        }
+      }
+    }
+  }
+};
+
+} // namespace moejit_dev

@@ -1,0 +1,159 @@
+// Routing on the GPU, no host synchronisation: per-block expert counts, one
+// exclusive scan, a stable scatter of assignments into expert order, and the
+// list of GEMM row tiles. Out-of-range expert ids are skipped everywhere.
+#pragma once
+
+#include "moe_common.cuh"
+#include "ptx/smem.cuh"
+
+namespace moejit_dev {
+
+constexpr int kCountThreads = 256;
+constexpr int kScanThreads = 1024;
+
+template <class S> __device__ __forceinline__ bool valid_expert(int e) {
+  return e >= 0 && e < S::E;
+}
+
+/// Grid: route_blocks, block: kCountThreads. Writes the count of block b's
+/// assignments routed to expert e at block_counts[e * route_blocks + b]
+/// (expert-major, so that one flat scan yields stable scatter bases).
+template <class S> __device__ void route_count(const LaunchParams &p) {
+  __shared__ int hist[S::E];
+  for (int e = threadIdx.x; e < S::E; e += kCountThreads)
+    hist[e] = 0;
+  __syncthreads();
+  const int total = p.tokens * S::K;
+  const int begin = blockIdx.x * kRouteChunk;
+  const int end = min(begin + kRouteChunk, total);
+  for (int a = begin + threadIdx.x; a < end; a += kCountThreads) {
+    const int e = p.top_k_index[a];
+    if (valid_expert<S>(e))
+      atomicAdd(&hist[e], 1);
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < S::E; e += kCountThreads)
+    p.block_counts[e * p.route_blocks + blockIdx.x] = hist[e];
+}
+
+/// In-place exclusive scan of data[0, n) by the whole block; returns the
+/// total to every thread. Each round scans THREADS*4 consecutive values.
+template <int THREADS>
+__device__ int block_exclusive_scan(int *data, int n) {
+  __shared__ int warp_sums[THREADS / 32];
+  __shared__ int round_total;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int carry = 0;
+  for (int base = 0; base < n; base += THREADS * 4) {
+    const int i0 = base + threadIdx.x * 4;
+    int v[4], local = 0;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      v[j] = i0 + j < n ? data[i0 + j] : 0;
+      local += v[j];
+    }
+    int incl = local;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const int t = __shfl_up_sync(0xffffffffu, incl, off);
+      if (lane >= off)
+        incl += t;
+    }
+    if (lane == 31)
+      warp_sums[warp] = incl;
+    __syncthreads();
+    if (warp == 0) {
+      const int s = lane < THREADS / 32 ? warp_sums[lane] : 0;
+      int si = s;
+#pragma unroll
+      for (int off = 1; off < 32; off <<= 1) {
+        const int t = __shfl_up_sync(0xffffffffu, si, off);
+        if (lane >= off)
+          si += t;
+      }
+      if (lane < THREADS / 32)
+        warp_sums[lane] = si - s;
+      if (lane == 31)
+        round_total = si;
+    }
+    __syncthreads();
+    int run = carry + warp_sums[warp] + incl - local;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (i0 + j < n)
+        data[i0 + j] = run;
+      run += v[j];
+    }
+    carry += round_total;
+    __syncthreads();
+  }
+  return carry;
+}
+
+/// Grid: 1, block: kScanThreads. Turns block counts into scatter bases,
+/// writes expert_offsets and the tile list (expert, first row) in expert
+/// order with p.tile_m rows per tile, and num_tiles.
+template <class S> __device__ void route_scan(const LaunchParams &p) {
+  __shared__ int tile_start[S::E + 1];
+  const int total = block_exclusive_scan<kScanThreads>(p.block_counts,
+                                                       S::E * p.route_blocks);
+  for (int e = threadIdx.x; e < S::E; e += kScanThreads)
+    p.expert_offsets[e] = p.block_counts[e * p.route_blocks];
+  if (threadIdx.x == 0)
+    p.expert_offsets[S::E] = total;
+  __syncthreads();
+  for (int e = threadIdx.x; e < S::E; e += kScanThreads) {
+    const int rows = p.expert_offsets[e + 1] - p.expert_offsets[e];
+    tile_start[e] = (rows + p.tile_m - 1) / p.tile_m;
+  }
+  __syncthreads();
+  const int tiles = block_exclusive_scan<kScanThreads>(tile_start, S::E);
+  for (int e = threadIdx.x; e < S::E; e += kScanThreads) {
+    const int first = p.expert_offsets[e];
+    const int rows = p.expert_offsets[e + 1] - first;
+    for (int t = 0; t * p.tile_m < rows; ++t) {
+      p.tiles[2 * (tile_start[e] + t)] = e;
+      p.tiles[2 * (tile_start[e] + t) + 1] = first + t * p.tile_m;
+    }
+  }
+  if (threadIdx.x == 0)
+    *p.num_tiles = tiles;
+}
+
+/// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
+/// that rows are grouped by expert and, within an expert, ordered by
+/// assignment index (a stable sort).
+template <class S> __device__ void route_scatter(const LaunchParams &p) {
+  __shared__ int next_row[S::E];
+  const int lane = threadIdx.x;
+  for (int e = lane; e < S::E; e += 32)
+    next_row[e] = p.block_counts[e * p.route_blocks + blockIdx.x];
+  const int total = p.tokens * S::K;
+  const int begin = blockIdx.x * kRouteChunk;
+  constexpr int kPerLane = kRouteChunk / 32;
+  int expert[kPerLane];
+  // Load everything first so that the ordered walk below waits on no memory.
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    const int a = begin + i * 32 + lane;
+    expert[i] = a < total ? p.top_k_index[a] : -1;
+  }
+  __syncwarp();
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i) {
+    const int e = valid_expert<S>(expert[i]) ? expert[i] : -1;
+    const unsigned peers = __match_any_sync(0xffffffffu, e);
+    int row = 0;
+    if (e >= 0)
+      row = next_row[e] + __popc(peers & lanemask_lt());
+    __syncwarp();
+    if (e >= 0) {
+      p.sorted_ids[row] = begin + i * 32 + lane;
+      if (lane == 31 - __clz(peers))
+        next_row[e] += __popc(peers);
+    }
+    __syncwarp();
+  }
+}
+
+} // namespace moejit_dev

@@ -1,0 +1,22 @@
+# Runs `moejit warm --arch sm_90a` twice on an empty cache: the first run
+# compiles every kernel, the second finds all of them cached.
+file(REMOVE_RECURSE ${WORK})
+execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE first ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "first warm failed (${rc}): ${first} ${err}")
+endif()
+if(NOT first MATCHES "cache hits 0, misses ([1-9][0-9]*)")
+  message(FATAL_ERROR "first warm should only miss: ${first}")
+endif()
+set(compiled ${CMAKE_MATCH_1})
+execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE second ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT second MATCHES "cache hits ${compiled}, misses 0")
+  message(FATAL_ERROR "second warm should only hit ${compiled}: ${second} ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "unsupported target 'sm_70'")
+  message(FATAL_ERROR "sm_70 must be refused with a clear error: ${err}")
+endif()

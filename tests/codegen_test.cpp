@@ -1,0 +1,84 @@
+#include "codegen/embedded_templates.h"
+#include "codegen/generate.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace moejit;
+using namespace moejit::codegen;
+
+namespace {
+const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
+}
+
+TEST(Codegen, SourceIsDeterministicAndSmall) {
+  const KernelSpec spec{KernelKind::Gemm1, kSeed, TileConfig{}};
+  const std::string a = generateSource(spec), b = generateSource(spec);
+  EXPECT_EQ(a, b);
+  EXPECT_LT(a.size(), 1200u);
+  EXPECT_NE(a.find("#include \"moe_gemm_mma.cuh\""), std::string::npos);
+  EXPECT_NE(a.find("Shape<8, 2048, 768, 128, kBF16>"), std::string::npos);
+  EXPECT_NE(a.find("MmaTile<128, 64, 3, 2, 2>"), std::string::npos);
+  EXPECT_NE(a.find(spec.name()), std::string::npos);
+}
+
+TEST(Codegen, NameSpellsTheSpecialisation) {
+  KernelSpec spec{KernelKind::Gemm2, kSeed, TileConfig{64, 128, 4, 2, 2}};
+  EXPECT_EQ(spec.name(), "moe_gemm2_bf16_k8_h2048_i768_e128_bm64_bn128_s4_w2x2");
+  spec.shape.dtype = DType::FP32;
+  EXPECT_EQ(spec.name(), "moe_gemm2_fp32_k8_h2048_i768_e128_simt");
+  EXPECT_EQ(KernelSpec({KernelKind::RouteScan, kSeed, {}}).name(),
+            "moe_route_scan_bf16_k8_h2048_i768_e128");
+}
+
+TEST(Codegen, EveryArgumentChangesTheSource) {
+  const KernelSpec base{KernelKind::Gemm1, kSeed, TileConfig{}};
+  std::vector<KernelSpec> variants(9, base);
+  variants[0].kind = KernelKind::Gemm2;
+  variants[1].shape.k = 6;
+  variants[2].shape.hidden = 1024;
+  variants[3].shape.intermediate = 512;
+  variants[4].shape.experts = 64;
+  variants[5].shape.dtype = DType::FP16;
+  variants[6].tile.bm = 64;
+  variants[7].tile.stages = 4;
+  variants[8].tile.warps_n = 4;
+  std::set<std::string> sources{generateSource(base)};
+  for (const KernelSpec &v : variants)
+    sources.insert(generateSource(v));
+  EXPECT_EQ(sources.size(), variants.size() + 1);
+}
+
+TEST(Codegen, LaunchShapeFollowsConfig) {
+  const KernelSpec spec{KernelKind::Gemm1, kSeed, TileConfig{128, 64, 3, 2, 2}};
+  EXPECT_EQ(spec.threads(), 128);
+  // 3 stages of (128 A rows + 128 B rows) x 128 bytes, plus row pointers.
+  EXPECT_EQ(spec.dynamicSharedBytes(), 3 * 256 * 128 + 256 * 8);
+  EXPECT_NE(generateSource(spec).find("Kernel::SMEM_BYTES == 100352"), std::string::npos);
+}
+
+TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
+  auto message = [](TileConfig c, GemmKind k) {
+    llvm::Error e = checkMmaConfig(c, k);
+    return e ? llvm::toString(std::move(e)) : std::string();
+  };
+  EXPECT_EQ(message({128, 64, 3, 2, 2}, GemmKind::Gemm1), "");
+  EXPECT_NE(message({24, 64, 3, 1, 4}, GemmKind::Gemm1).find("16-row"), std::string::npos);
+  EXPECT_NE(message({128, 64, 1, 2, 2}, GemmKind::Gemm1).find("stages"), std::string::npos);
+  EXPECT_NE(message({128, 24, 3, 2, 2}, GemmKind::Gemm2).find("multiples of 16"), std::string::npos);
+  EXPECT_NE(message({256, 256, 8, 2, 2}, GemmKind::Gemm1).find("shared memory"), std::string::npos);
+  EXPECT_NE(message({128, 64, 3, 8, 8}, GemmKind::Gemm1).find("1024 threads"), std::string::npos);
+}
+
+TEST(Codegen, TemplatesAreEmbeddedWithoutToolkitHeaders) {
+  const auto &all = embeddedTemplates();
+  ASSERT_GE(all.size(), 8u);
+  for (const EmbeddedTemplate &t : all) {
+    const std::string text = t.text;
+    EXPECT_EQ(text.find("#include <"), std::string::npos) << t.name;
+    EXPECT_EQ(text.find("#include \"cuda"), std::string::npos) << t.name;
+  }
+  EXPECT_EQ(templatesHash().size(), 64u);
+  EXPECT_EQ(templatesHash(), templatesHash());
+}

@@ -1,0 +1,75 @@
+#include "nvrtc/compile.h"
+#include "runtime/builder.h"
+
+#include "common/error.h"
+
+#include <gtest/gtest.h>
+#include <llvm/Support/FileSystem.h>
+
+#include <fstream>
+
+using namespace moejit;
+
+TEST(Nvrtc, ArchChoice) {
+  EXPECT_EQ(nvrtc::archForComputeCapability(9, 0), "sm_90a");
+  EXPECT_EQ(nvrtc::archForComputeCapability(8, 6), "sm_86");
+  EXPECT_EQ(nvrtc::archForComputeCapability(10, 0), "sm_100");
+  EXPECT_FALSE(static_cast<bool>(nvrtc::checkArch("sm_80")));
+  EXPECT_FALSE(static_cast<bool>(nvrtc::checkArch("sm_90a")));
+  for (const char *bad : {"sm_70", "compute_90", "sm90", ""}) {
+    llvm::Error e = nvrtc::checkArch(bad);
+    EXPECT_TRUE(static_cast<bool>(e)) << bad;
+    llvm::consumeError(std::move(e));
+  }
+}
+
+TEST(Nvrtc, ParsesPtxasReport) {
+  const auto r = nvrtc::parseResources(
+      "ptxas info    : Used 168 registers, used 1 barriers, 4096 bytes smem\n"
+      "    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n");
+  EXPECT_EQ(r.registers, 168);
+  EXPECT_EQ(r.spill_bytes, 20);
+  EXPECT_EQ(r.static_shared_bytes, 4096);
+}
+
+/// Every kernel `run` uses for a shape compiles for both targets, without
+/// spilling, and yields a cubin (ELF).
+class CompileEveryKernel
+    : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
+
+TEST_P(CompileEveryKernel, SeedShape) {
+  const auto [arch, dtype] = GetParam();
+  const MoeShape shape{8, 2048, 768, 128, dtype};
+  const auto specs = runtime::kernelSpecs(shape, runtime::heuristicPlan(shape));
+  ASSERT_GE(specs.size(), 6u);
+  for (const codegen::KernelSpec &spec : specs) {
+    auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch);
+    ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+    EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f" "ELF") << spec.name();
+    EXPECT_GT(compiled->resources.registers, 0) << spec.name();
+    EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Targets, CompileEveryKernel,
+    ::testing::Values(std::make_tuple("sm_80", DType::BF16),
+                      std::make_tuple("sm_90a", DType::BF16),
+                      std::make_tuple("sm_90a", DType::FP16),
+                      std::make_tuple("sm_90a", DType::FP32)));
+
+TEST(Nvrtc, FailureCarriesLogOptionsAndKeptSource) {
+  const std::string source = "extern \"C\" __global__ void broken() { this_is_not_defined(); }\n";
+  auto r = nvrtc::compile("broken_kernel", source, "sm_90a");
+  ASSERT_FALSE(static_cast<bool>(r));
+  const std::string msg = errorMessage(r.takeError());
+  EXPECT_NE(msg.find("this_is_not_defined"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("--gpu-architecture=sm_90a"), std::string::npos) << msg;
+  const auto at = msg.find("source kept at: ");
+  ASSERT_NE(at, std::string::npos) << msg;
+  const std::string path = msg.substr(at + 16, msg.find('\n', at) - at - 16);
+  std::ifstream kept(path);
+  std::string text((std::istreambuf_iterator<char>(kept)), {});
+  EXPECT_EQ(text, source);
+  llvm::sys::fs::remove(path);
+}

@@ -1,0 +1,46 @@
+#include "runtime/kernel_set.h"
+#include "runtime/planner.h"
+
+#include <gtest/gtest.h>
+
+using namespace moejit;
+using namespace moejit::runtime;
+
+TEST(Planner, BucketsArePowersOfTwo) {
+  EXPECT_EQ(bucketOf(1), 0);
+  EXPECT_EQ(bucketOf(2), 1);
+  EXPECT_EQ(bucketOf(3), 2);
+  EXPECT_EQ(bucketOf(128), 7);
+  EXPECT_EQ(bucketOf(129), 8);
+  EXPECT_EQ(bucketOf(65536), 16);
+  EXPECT_EQ(bucketOf(1 << 20), kBucketCount - 1);
+}
+
+TEST(Planner, HeuristicConfigsAreValidAndGrowWithTokens) {
+  const MoeShape seed{8, 2048, 768, 128, DType::BF16};
+  const Plan plan = heuristicPlan(seed);
+  ASSERT_EQ(plan.buckets.size(), size_t(kBucketCount));
+  int last_bm = 0;
+  for (const GemmPlan &g : plan.buckets) {
+    EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1)));
+    EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)));
+    EXPECT_EQ(g.gemm1.bm, g.gemm2.bm);
+    EXPECT_GE(g.gemm1.bm, last_bm);
+    last_bm = g.gemm1.bm;
+  }
+  EXPECT_EQ(plan.buckets[bucketOf(128)].gemm1.bm, 16);   // 8 rows per expert
+  EXPECT_EQ(plan.buckets[bucketOf(8192)].gemm1.bm, 128); // 512 rows per expert
+}
+
+TEST(Planner, WorkspaceCoversWorstRouting) {
+  const MoeShape s{8, 2048, 768, 128, DType::BF16};
+  const LaunchGeometry g = launchGeometry(s, 1000, 64);
+  EXPECT_EQ(g.assignments, 8000);
+  EXPECT_EQ(g.route_blocks, 8);
+  EXPECT_EQ(g.max_tiles, 8000 / 64 + 128);
+  const WorkspaceLayout w = workspaceLayout(s, g);
+  EXPECT_GE(w.total - w.partial, size_t(8000) * 2048 * 2);
+  EXPECT_GE(w.partial - w.h, size_t(8000) * 768 * 2);
+  EXPECT_EQ(w.block_counts % 256, 0u);
+  EXPECT_EQ(w.h % 256, 0u);
+}

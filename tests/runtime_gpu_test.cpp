@@ -1,0 +1,275 @@
+// End-to-end tests on a GPU: every case is compared with the fp64 CPU
+// reference on fresh random inputs, with y poisoned (NaN) before the run.
+// Without a GPU each test skips with the reason.
+#include "driver/driver.h"
+#include "testkit.h"
+
+#include <gtest/gtest.h>
+#include <llvm/Support/FileSystem.h>
+
+#include <cstring>
+
+using namespace moejit;
+using testkit::DeviceBuffer;
+
+namespace {
+
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    std::string why;                                                           \
+    if (!testkit::gpuAvailable(why))                                           \
+      GTEST_SKIP() << "no GPU: " << why;                                       \
+  } while (0)
+
+Runtime &runtime() {
+  static const std::string dir = [] {
+    llvm::SmallString<128> p;
+    llvm::sys::fs::createUniqueDirectory("moejit-gpu-test-cache", p);
+    return std::string(p);
+  }();
+  static Runtime rt(0, RuntimeOptions{dir});
+  return rt;
+}
+
+enum class Routing { Random, OneExpert, OutOfRange };
+
+struct Problem {
+  MoeShape shape;
+  int64_t tokens;
+  testkit::HostTensor x, gate_up, down;
+  testkit::Routing routing;
+  DeviceBuffer dx, dgu, ddown, dindex, dweights, dy, dworkspace;
+  std::shared_ptr<const KernelSet> kernels;
+
+  Problem(MoeShape s, int64_t t, Routing mode, uint64_t seed)
+      : shape(s), tokens(t) {
+    x = testkit::randomTensor(s.dtype, t * s.hidden, 1.0f, seed);
+    gate_up = testkit::randomTensor(s.dtype, size_t(s.experts) * 2 * s.intermediate * s.hidden,
+                                    1.0f / std::sqrt(float(s.hidden)), seed + 1);
+    down = testkit::randomTensor(s.dtype, size_t(s.experts) * s.hidden * s.intermediate,
+                                 1.0f / std::sqrt(float(s.intermediate)), seed + 2);
+    routing = testkit::randomRouting(t, s.k, s.experts, seed + 3);
+    if (mode == Routing::OneExpert)
+      for (int64_t i = 0; i < t; ++i)
+        routing.index[i * s.k] = s.experts / 2; // slot 0 of every token
+    if (mode == Routing::OutOfRange)
+      for (size_t i = 0; i < routing.index.size(); i += 3)
+        routing.index[i] = i % 2 ? -1 : s.experts + int(i % 1000);
+    dx = DeviceBuffer::from(x.bytes);
+    dgu = DeviceBuffer::from(gate_up.bytes);
+    ddown = DeviceBuffer::from(down.bytes);
+    dindex = DeviceBuffer::from(routing.index);
+    dweights = DeviceBuffer::from(routing.weights);
+    dy = DeviceBuffer(t * s.hidden * dtype_bytes(s.dtype));
+    kernels = runtime().get(s);
+    dworkspace = DeviceBuffer(kernels->workspace_bytes(t));
+  }
+
+  MoeArgs args() const {
+    MoeArgs a;
+    a.x = dx.get();
+    a.gate_up_proj = dgu.get();
+    a.down_proj = ddown.get();
+    a.top_k_index = static_cast<const int32_t *>(dindex.get());
+    a.top_k_weights = static_cast<const float *>(dweights.get());
+    a.y = dy.get();
+    a.tokens = tokens;
+    a.workspace = dworkspace.get();
+    a.workspace_bytes = dworkspace.bytes();
+    return a;
+  }
+
+  /// Runs once on a poisoned y and returns y's bytes.
+  std::vector<uint8_t> run() {
+    dy.fill(0xff);
+    kernels->run(args(), nullptr);
+    throwIfErrorSync();
+    std::vector<uint8_t> out(dy.bytes());
+    dy.download(out.data(), out.size());
+    return out;
+  }
+
+  static void throwIfErrorSync() {
+    CUresult rc = driver::loaded().cuCtxSynchronize();
+    ASSERT_EQ(rc, CUDA_SUCCESS);
+  }
+
+  double error(const std::vector<uint8_t> &y) const {
+    testkit::HostTensor out;
+    out.dtype = shape.dtype;
+    out.bytes = y;
+    return testkit::relativeError(
+        testkit::toDoubles(out),
+        testkit::referenceMoe(shape, tokens, x, gate_up, down, routing));
+  }
+};
+
+struct Case {
+  int k, hidden, intermediate, experts;
+  DType dtype;
+  int64_t tokens;
+  Routing routing = Routing::Random;
+};
+
+std::string caseName(const ::testing::TestParamInfo<Case> &info) {
+  const Case &c = info.param;
+  const char *mode[] = {"random", "oneexpert", "outofrange"};
+  return std::string(dtype_name(c.dtype)) + "_k" + std::to_string(c.k) + "_h" +
+         std::to_string(c.hidden) + "_i" + std::to_string(c.intermediate) + "_e" +
+         std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" +
+         mode[int(c.routing)];
+}
+
+class MatchesReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MatchesReference, RelativeErrorUnderLimit) {
+  REQUIRE_GPU();
+  const Case &c = GetParam();
+  Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens,
+            c.routing, 1000 + c.tokens);
+  const double err = p.error(p.run());
+  EXPECT_LT(err, testkit::errorLimit(c.dtype)) << "relative Frobenius error";
+}
+
+constexpr DType BF = DType::BF16, FP16 = DType::FP16, FP32 = DType::FP32;
+
+INSTANTIATE_TEST_SUITE_P(
+    Seed, MatchesReference,
+    ::testing::Values(Case{8, 2048, 768, 128, BF, 1}, Case{8, 2048, 768, 128, BF, 7},
+                      Case{8, 2048, 768, 128, BF, 128}, Case{8, 2048, 768, 128, FP16, 128},
+                      Case{8, 2048, 768, 8, BF, 128}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Tokens, MatchesReference,
+    ::testing::Values(Case{2, 256, 128, 8, BF, 1}, Case{2, 256, 128, 8, BF, 7},
+                      Case{2, 256, 128, 8, BF, 128}, Case{2, 256, 128, 8, BF, 1000},
+                      Case{2, 256, 128, 8, BF, 8192}, Case{1, 128, 64, 64, BF, 8192}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    KAndExperts, MatchesReference,
+    ::testing::Values(Case{1, 256, 128, 1, BF, 300}, Case{1, 256, 128, 8, BF, 300},
+                      Case{6, 256, 128, 64, BF, 300}, Case{8, 256, 128, 128, BF, 300},
+                      Case{6, 512, 256, 64, FP16, 1000}, Case{8, 128, 64, 8, BF, 1000}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    OddSizes, MatchesReference,
+    ::testing::Values(Case{2, 1032, 584, 8, BF, 128}, Case{2, 1032, 584, 8, FP16, 128},
+                      Case{2, 1032, 584, 8, FP32, 128}, Case{3, 72, 40, 5, BF, 1000},
+                      Case{2, 8, 8, 3, BF, 17}, Case{2, 8, 8, 3, FP32, 17}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Fp32, MatchesReference,
+    ::testing::Values(Case{2, 256, 128, 8, FP32, 1}, Case{8, 256, 128, 64, FP32, 1000},
+                      Case{6, 512, 256, 64, FP32, 128}),
+    caseName);
+
+INSTANTIATE_TEST_SUITE_P(
+    Routings, MatchesReference,
+    ::testing::Values(Case{1, 256, 128, 64, BF, 1000, Routing::OneExpert},
+                      Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
+                      Case{1, 256, 128, 64, BF, 8192, Routing::OneExpert},
+                      Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
+                      Case{2, 256, 128, 8, FP32, 7, Routing::OutOfRange},
+                      Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange}),
+    caseName);
+
+TEST(Runtime, BitwiseRepeatable) {
+  REQUIRE_GPU();
+  for (DType d : {BF, FP16, FP32}) {
+    Problem p({8, 512, 256, 64, d}, 2000, Routing::Random, 77);
+    const auto first = p.run();
+    for (int i = 0; i < 3; ++i)
+      EXPECT_EQ(p.run(), first) << dtype_name(d) << " run " << i;
+  }
+}
+
+TEST(Runtime, EveryOutputWrittenWhenAllIndicesInvalid) {
+  REQUIRE_GPU();
+  Problem p({2, 64, 32, 4, BF}, 50, Routing::Random, 5);
+  std::vector<int32_t> invalid(100, -1);
+  p.dindex.upload(invalid.data(), invalid.size() * 4);
+  const auto y = p.run();
+  for (size_t i = 0; i < y.size(); i += 2)
+    ASSERT_EQ(y[i] | y[i + 1], 0) << "y must be zero where no expert contributes";
+}
+
+TEST(Runtime, CapturedInACudaGraph) {
+  REQUIRE_GPU();
+  Problem p({8, 256, 128, 32, BF}, 500, Routing::Random, 9);
+  const auto direct = p.run();
+  const auto &api = driver::loaded();
+  CUstream stream;
+  ASSERT_EQ(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+  CUgraph graph;
+  CUgraphExec exec;
+  ASSERT_EQ(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+  p.kernels->run(p.args(), stream);
+  ASSERT_EQ(api.cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+  ASSERT_EQ(api.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+  p.dy.fill(0xff);
+  ASSERT_EQ(api.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+  ASSERT_EQ(api.cuStreamSynchronize(stream), CUDA_SUCCESS);
+  std::vector<uint8_t> replay(p.dy.bytes());
+  p.dy.download(replay.data(), replay.size());
+  EXPECT_EQ(replay, direct);
+  api.cuGraphExecDestroy(exec);
+  api.cuGraphDestroy(graph);
+  api.cuStreamDestroy(stream);
+}
+
+TEST(Runtime, BadArgumentsFailBeforeAnyLaunch) {
+  REQUIRE_GPU();
+  Problem p({2, 64, 32, 4, BF}, 10, Routing::Random, 3);
+  auto expectCode = [&](MoeArgs a, ErrorCode code, const char *needle) {
+    try {
+      p.kernels->run(a, nullptr);
+      ADD_FAILURE() << "accepted: " << needle;
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), code) << e.what();
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  MoeArgs a = p.args();
+  a.x = nullptr;
+  expectCode(a, ErrorCode::InvalidArgument, "x is null");
+  a = p.args();
+  a.gate_up_proj = static_cast<const char *>(a.gate_up_proj) + 8;
+  expectCode(a, ErrorCode::InvalidArgument, "gate_up_proj is not 16-byte aligned");
+  a = p.args();
+  a.workspace_bytes -= 1;
+  expectCode(a, ErrorCode::WorkspaceTooSmall, "too small");
+  a = p.args();
+  a.tokens = -1;
+  expectCode(a, ErrorCode::InvalidArgument, "negative");
+  a = p.args();
+  a.y = const_cast<void *>(a.x);
+  expectCode(a, ErrorCode::InvalidArgument, "overlaps");
+  // tokens = 0 is a no-op, even with null pointers
+  p.dy.fill(0x11);
+  MoeArgs empty;
+  EXPECT_NO_THROW(p.kernels->run(empty, nullptr));
+  EXPECT_EQ(p.kernels->workspace_bytes(0), 0u);
+  std::vector<uint8_t> y(p.dy.bytes());
+  p.dy.download(y.data(), y.size());
+  EXPECT_EQ(y, std::vector<uint8_t>(y.size(), 0x11));
+}
+
+TEST(Runtime, GetIsSharedAndReportsResources) {
+  REQUIRE_GPU();
+  const MoeShape s{2, 64, 32, 4, BF};
+  auto a = runtime().get(s);
+  auto b = runtime().get(s);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_EQ(a->workload_id(), workload_id(s));
+  for (const KernelInfo &k : a->kernels()) {
+    EXPECT_GT(k.registers, 0) << k.name;
+    EXPECT_EQ(k.spill_bytes, 0) << k.name;
+  }
+  EXPECT_THROW(runtime().get({0, 64, 32, 4, BF}), Error);
+}
+
+} // namespace

@@ -1,0 +1,244 @@
+// moejit bench: each case is checked against a GPU reference on random data,
+// then timed with CUDA events: warm-up, then N runs each preceded by an L2
+// flush (a 512 MB memset outside the timed region); the median is reported
+// against the floor of DESIGN.md §2.
+#include "cli.h"
+
+#include "common/error.h"
+#include "driver/driver.h"
+#include "runtime/builder.h"
+#include "runtime/kernel_set.h"
+#include "testkit.h"
+
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace moejit::cli {
+
+namespace {
+
+using testkit::DeviceBuffer;
+
+constexpr double kSustainedFlops = 685e12; // cuBLAS bf16, sustained (DESIGN §2)
+constexpr double kReadBandwidth = 4.19e12; // DRAM read stream (DESIGN §2)
+constexpr size_t kFlushBytes = size_t{512} << 20;
+
+#define BENCH_CU(call) throwIfError(driver::check(driver::loaded().call, #call))
+
+struct Result {
+  BenchCase c;
+  double ms = 0, tflops = 0, tbps = 0, floor_ms = 0, error = 0;
+  bool correct = false;
+};
+
+/// Device copies of random weights and x, shared by the cases of one
+/// (dtype, hidden, intermediate, k) and grown as needed.
+struct Inputs {
+  DeviceBuffer x, gate_up, down;
+  int64_t tokens = 0;
+  int experts = 0;
+};
+
+Inputs &inputsFor(std::map<std::string, Inputs> &pool, const BenchCase &c) {
+  const MoeShape &s = c.shape;
+  Inputs &in = pool[std::string(dtype_name(s.dtype)) + "/" + std::to_string(s.hidden) +
+                    "/" + std::to_string(s.intermediate)];
+  if (in.tokens < c.tokens) {
+    in.x = DeviceBuffer(0);
+    auto x = testkit::randomTensor(s.dtype, c.tokens * s.hidden, 1.0f, 1);
+    in.x = DeviceBuffer::from(x.bytes);
+    in.tokens = c.tokens;
+  }
+  if (in.experts < s.experts) {
+    in.gate_up = DeviceBuffer(0);
+    in.down = DeviceBuffer(0);
+    const size_t gu = size_t(s.experts) * 2 * s.intermediate * s.hidden;
+    const size_t dn = size_t(s.experts) * s.hidden * s.intermediate;
+    in.gate_up = DeviceBuffer::from(
+        testkit::randomTensor(s.dtype, gu, 1.0f / std::sqrt(float(s.hidden)), 2).bytes);
+    in.down = DeviceBuffer::from(
+        testkit::randomTensor(s.dtype, dn, 1.0f / std::sqrt(float(s.intermediate)), 3).bytes);
+    in.experts = s.experts;
+  }
+  return in;
+}
+
+/// fp32 y of the plain GPU reference kernels.
+std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a,
+                                const std::string &arch) {
+  using codegen::KernelKind;
+  static store::CubinStore store;
+  const codegen::KernelSpec specs[] = {{KernelKind::ReferenceH, c.shape, {}},
+                                       {KernelKind::ReferenceY, c.shape, {}}};
+  auto built = unwrapOrThrow(runtime::buildKernels(specs, arch, store));
+  const int64_t T = c.tokens;
+  DeviceBuffer h(sizeof(float) * T * c.shape.k * c.shape.intermediate);
+  DeviceBuffer y(sizeof(float) * T * c.shape.hidden);
+  runtime::LaunchParams p{};
+  p.x = a.x;
+  p.gate_up = a.gate_up_proj;
+  p.down = a.down_proj;
+  p.top_k_index = a.top_k_index;
+  p.top_k_weights = a.top_k_weights;
+  p.h = h.get();
+  p.partial = y.get();
+  p.tokens = static_cast<int32_t>(T);
+  const int64_t warps[] = {T * c.shape.k * c.shape.intermediate, T * c.shape.hidden};
+  for (int i = 0; i < 2; ++i) {
+    CUmodule module = nullptr;
+    auto k = unwrapOrThrow(runtime::loadKernel(built[i], module));
+    const int64_t blocks = (warps[i] * 32 + k.threads - 1) / k.threads;
+    throwIfError(runtime::launch(k, static_cast<unsigned>(blocks), 1, p, nullptr));
+    BENCH_CU(cuCtxSynchronize());
+    BENCH_CU(cuModuleUnload(module));
+  }
+  std::vector<float> out(T * c.shape.hidden);
+  y.download(out.data(), out.size() * sizeof(float));
+  return out;
+}
+
+double compare(const BenchCase &c, const DeviceBuffer &y,
+               const std::vector<float> &ref) {
+  testkit::HostTensor out;
+  out.dtype = c.shape.dtype;
+  out.bytes.resize(c.tokens * c.shape.hidden * dtype_bytes(c.shape.dtype));
+  y.download(out.bytes.data(), out.bytes.size());
+  return testkit::relativeError(testkit::toDoubles(out),
+                                std::vector<double>(ref.begin(), ref.end()));
+}
+
+Result runCase(Runtime &rt, std::map<std::string, Inputs> &pool,
+               const BenchCase &c, int runs) {
+  const MoeShape &s = c.shape;
+  const int64_t T = c.tokens;
+  auto kernels = rt.get(s);
+  Inputs &in = inputsFor(pool, c);
+  const testkit::Routing routing = testkit::randomRouting(T, s.k, s.experts, 7 + T);
+  DeviceBuffer index = DeviceBuffer::from(routing.index);
+  DeviceBuffer weights = DeviceBuffer::from(routing.weights);
+  DeviceBuffer y(T * s.hidden * dtype_bytes(s.dtype));
+  DeviceBuffer workspace(kernels->workspace_bytes(T));
+  MoeArgs a;
+  a.x = in.x.get();
+  a.gate_up_proj = in.gate_up.get();
+  a.down_proj = in.down.get();
+  a.top_k_index = static_cast<const int32_t *>(index.get());
+  a.top_k_weights = static_cast<const float *>(weights.get());
+  a.y = y.get();
+  a.tokens = T;
+  a.workspace = workspace.get();
+  a.workspace_bytes = workspace.bytes();
+
+  Result r;
+  r.c = c;
+  y.fill(0xff); // NaN in every dtype: an unwritten element fails the check
+  kernels->run(a, nullptr);
+  BENCH_CU(cuCtxSynchronize());
+  r.error = compare(c, y, gpuReference(c, a, rt.arch()));
+  r.correct = r.error < testkit::errorLimit(s.dtype);
+
+  CUstream stream;
+  BENCH_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  DeviceBuffer flush(kFlushBytes);
+  std::vector<CUevent> start(runs), stop(runs);
+  for (int i = 0; i < runs; ++i) {
+    BENCH_CU(cuEventCreate(&start[i], CU_EVENT_DEFAULT));
+    BENCH_CU(cuEventCreate(&stop[i], CU_EVENT_DEFAULT));
+  }
+  for (int i = 0; i < 5; ++i)
+    kernels->run(a, stream);
+  for (int i = 0; i < runs; ++i) {
+    BENCH_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff,
+                             kFlushBytes, stream));
+    BENCH_CU(cuEventRecord(start[i], stream));
+    kernels->run(a, stream);
+    BENCH_CU(cuEventRecord(stop[i], stream));
+  }
+  BENCH_CU(cuStreamSynchronize(stream));
+  std::vector<float> times(runs);
+  for (int i = 0; i < runs; ++i) {
+    BENCH_CU(cuEventElapsedTime(&times[i], start[i], stop[i]));
+    BENCH_CU(cuEventDestroy(start[i]));
+    BENCH_CU(cuEventDestroy(stop[i]));
+  }
+  BENCH_CU(cuStreamDestroy(stream));
+  std::sort(times.begin(), times.end());
+  r.ms = times[runs / 2];
+
+  const std::set<int32_t> hit(routing.index.begin(), routing.index.end());
+  const double elem = dtype_bytes(s.dtype);
+  const double flop = 6.0 * T * s.k * s.hidden * s.intermediate;
+  const double bytes = hit.size() * 3.0 * s.hidden * s.intermediate * elem +
+                       2.0 * T * s.hidden * elem + T * s.k * 8.0;
+  r.tflops = flop / (r.ms * 1e-3) / 1e12;
+  r.tbps = bytes / (r.ms * 1e-3) / 1e12;
+  r.floor_ms = std::max(flop / kSustainedFlops, bytes / kReadBandwidth) * 1e3;
+  return r;
+}
+
+void writeJson(const std::string &path, const std::string &device,
+               const std::vector<Result> &results) {
+  llvm::json::Array cases;
+  for (const Result &r : results)
+    cases.push_back(llvm::json::Object{
+        {"name", r.c.name}, {"tokens", r.c.tokens}, {"shape", shapeText(r.c.shape)},
+        {"ms", r.ms}, {"tflops", r.tflops}, {"tbps", r.tbps},
+        {"floor_ms", r.floor_ms}, {"pct_of_floor", 100 * r.floor_ms / r.ms},
+        {"rel_error", r.error}, {"correct", r.correct}});
+  std::error_code ec;
+  llvm::raw_fd_ostream out(path, ec);
+  if (ec)
+    throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
+  out << llvm::json::Value(llvm::json::Object{{"device", device},
+                                              {"cases", std::move(cases)}});
+}
+
+} // namespace
+
+int runBench(Args args) {
+  const std::optional<std::string> json = args.value("--json");
+  const int runs = std::stoi(args.value("--runs").value_or("50"));
+  const std::vector<std::string> shapes = args.values("--shape");
+  const std::vector<std::string> tokens = args.values("--tokens");
+  args.finish();
+  if (runs < 1)
+    throw Error(ErrorCode::InvalidArgument, "--runs must be at least 1");
+  std::vector<BenchCase> cases;
+  if (shapes.empty() && tokens.empty()) {
+    cases = seedCases();
+  } else {
+    for (const std::string &t : tokens)
+      for (const std::string &s : shapes.empty() ? std::vector<std::string>{""} : shapes)
+        cases.push_back({"custom_t" + t, std::stoll(t), parseShape(s)});
+  }
+  Runtime rt(0);
+  testkit::useDevice0();
+  std::printf("device: %s (%s), %d runs per case, L2 flushed before each\n",
+              rt.device_name().c_str(), rt.arch().c_str(), runs);
+  std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %s\n", "case", "T", "E",
+              "ms", "TFLOP/s", "TB/s", "floor ms", "%floor", "rel err", "ok");
+  std::map<std::string, Inputs> pool;
+  std::vector<Result> results;
+  bool all_correct = true;
+  for (const BenchCase &c : cases) {
+    Result r = runCase(rt, pool, c, runs);
+    std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %s\n",
+                c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts,
+                r.ms, r.tflops, r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms,
+                r.error, r.correct ? "yes" : "NO");
+    std::fflush(stdout);
+    all_correct &= r.correct;
+    results.push_back(r);
+  }
+  if (json)
+    writeJson(*json, rt.device_name(), results);
+  return all_correct ? 0 : 1;
+}
+
+} // namespace moejit::cli

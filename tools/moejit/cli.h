@@ -1,0 +1,47 @@
+// Argument helpers shared by the moejit subcommands.
+#pragma once
+
+#include "moejit/moejit.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moejit::cli {
+
+/// argv after the subcommand, consumed as options are read.
+class Args {
+public:
+  Args(int argc, char **argv);
+  /// Value of "--name VALUE" or "--name=VALUE", removed from the list.
+  std::optional<std::string> value(const std::string &name);
+  /// Every value of a repeatable option.
+  std::vector<std::string> values(const std::string &name);
+  bool flag(const std::string &name);
+  /// Throws if anything was not consumed.
+  void finish() const;
+
+private:
+  std::vector<std::string> rest_;
+};
+
+/// "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16" (keys may be
+/// abbreviated to h, i, e). Validated.
+MoeShape parseShape(const std::string &text);
+std::string shapeText(const MoeShape &shape);
+
+/// The shape shared by the seed cases (../shared/workloads/seed.json).
+MoeShape seedShape();
+
+struct BenchCase {
+  std::string name;
+  int64_t tokens;
+  MoeShape shape;
+};
+std::vector<BenchCase> seedCases();
+
+int runWarm(Args args);
+int runBench(Args args);
+int runCodegen(Args args);
+
+} // namespace moejit::cli

@@ -1,0 +1,238 @@
+#include "testkit.h"
+
+#include "common/error.h"
+#include "driver/driver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <thread>
+
+namespace moejit::testkit {
+
+uint16_t floatToBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if (std::isnan(v))
+    return 0x7fc0;
+  bits += 0x7fff + ((bits >> 16) & 1); // round to nearest even
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float bf16ToFloat(uint16_t v) {
+  uint32_t bits = static_cast<uint32_t>(v) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+float halfToFloat(uint16_t v) {
+  _Float16 h;
+  std::memcpy(&h, &v, 2);
+  return static_cast<float>(h);
+}
+
+double HostTensor::at(size_t i) const {
+  switch (dtype) {
+  case DType::BF16: {
+    uint16_t v;
+    std::memcpy(&v, bytes.data() + 2 * i, 2);
+    return bf16ToFloat(v);
+  }
+  case DType::FP16: {
+    uint16_t v;
+    std::memcpy(&v, bytes.data() + 2 * i, 2);
+    return halfToFloat(v);
+  }
+  case DType::FP32: {
+    float v;
+    std::memcpy(&v, bytes.data() + 4 * i, 4);
+    return v;
+  }
+  }
+  return 0;
+}
+
+namespace {
+/// Runs body(begin, end) over [0, n) on all hardware threads.
+template <typename F> void parallelFor(size_t n, F body) {
+  const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+  const size_t chunk = (n + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (size_t b = 0; b < n; b += chunk)
+    pool.emplace_back(body, b, std::min(n, b + chunk));
+  for (auto &t : pool)
+    t.join();
+}
+} // namespace
+
+HostTensor randomTensor(DType dtype, size_t count, float scale, uint64_t seed) {
+  HostTensor t;
+  t.dtype = dtype;
+  t.bytes.resize(count * dtype_bytes(dtype));
+  parallelFor(count, [&](size_t begin, size_t end) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + begin * 0xBF58476D1CE4E5B9ull + 1;
+    for (size_t i = begin; i < end; ++i) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17; // xorshift64
+      const float v = (static_cast<float>(s >> 40) / 16777216.0f * 2 - 1) * scale;
+      if (dtype == DType::FP32) {
+        std::memcpy(t.bytes.data() + 4 * i, &v, 4);
+      } else {
+        const uint16_t h = dtype == DType::BF16 ? floatToBf16(v) : floatToHalf(v);
+        std::memcpy(t.bytes.data() + 2 * i, &h, 2);
+      }
+    }
+  });
+  return t;
+}
+
+std::vector<double> toDoubles(const HostTensor &t) {
+  std::vector<double> out(t.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = t.at(i);
+  return out;
+}
+
+Routing randomRouting(int64_t tokens, int k, int experts, uint64_t seed) {
+  Routing r;
+  r.index.resize(tokens * k);
+  r.weights.resize(tokens * k);
+  std::mt19937_64 rng(seed);
+  std::vector<int> perm(experts);
+  std::normal_distribution<float> logit(0.f, 1.f);
+  for (int64_t t = 0; t < tokens; ++t) {
+    // partial Fisher-Yates: k distinct experts
+    std::iota(perm.begin(), perm.end(), 0);
+    for (int j = 0; j < k; ++j) {
+      std::uniform_int_distribution<int> pick(j, experts - 1);
+      std::swap(perm[j], perm[pick(rng)]);
+    }
+    float sum = 0, w[64];
+    for (int j = 0; j < k; ++j)
+      sum += (w[j % 64] = std::exp(logit(rng)));
+    for (int j = 0; j < k; ++j) {
+      r.index[t * k + j] = perm[j];
+      r.weights[t * k + j] = w[j % 64] / sum;
+    }
+  }
+  return r;
+}
+
+std::vector<double> referenceMoe(const MoeShape &s, int64_t tokens,
+                                 const HostTensor &x, const HostTensor &gate_up,
+                                 const HostTensor &down, const Routing &routing) {
+  const int H = s.hidden, I = s.intermediate;
+  std::vector<double> y(tokens * H, 0.0);
+  parallelFor(tokens, [&](size_t begin, size_t end) {
+    std::vector<double> xr(H), h(I);
+    for (size_t t = begin; t < end; ++t) {
+      for (int c = 0; c < H; ++c)
+        xr[c] = x.at(t * H + c);
+      for (int j = 0; j < s.k; ++j) {
+        const int e = routing.index[t * s.k + j];
+        if (e < 0 || e >= s.experts)
+          continue;
+        for (int i = 0; i < I; ++i) {
+          double g = 0, u = 0;
+          const size_t grow = (static_cast<size_t>(e) * 2 * I + i) * H;
+          const size_t urow = (static_cast<size_t>(e) * 2 * I + I + i) * H;
+          for (int c = 0; c < H; ++c) {
+            g += xr[c] * gate_up.at(grow + c);
+            u += xr[c] * gate_up.at(urow + c);
+          }
+          h[i] = g / (1 + std::exp(-g)) * u;
+        }
+        const double w = routing.weights[t * s.k + j];
+        for (int n = 0; n < H; ++n) {
+          double acc = 0;
+          const size_t drow = (static_cast<size_t>(e) * H + n) * I;
+          for (int i = 0; i < I; ++i)
+            acc += down.at(drow + i) * h[i];
+          y[t * H + n] += w * acc;
+        }
+      }
+    }
+  });
+  return y;
+}
+
+double relativeError(const std::vector<double> &out,
+                     const std::vector<double> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return INFINITY;
+    num += (out[i] - ref[i]) * (out[i] - ref[i]);
+    den += ref[i] * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double errorLimit(DType dtype) {
+  switch (dtype) {
+  case DType::BF16: return 1e-2;
+  case DType::FP16: return 5e-3;
+  case DType::FP32: return 1e-5;
+  }
+  return 0;
+}
+
+bool gpuAvailable(std::string &why) {
+  auto api = driver::api();
+  if (!api) {
+    why = errorMessage(api.takeError());
+    return false;
+  }
+  if (driver::deviceCount() == 0) {
+    why = "the CUDA driver sees no device";
+    return false;
+  }
+  return true;
+}
+
+void useDevice0() {
+  static auto device = unwrapOrThrow(driver::Device::open(0));
+  throwIfError(device.makeCurrent());
+}
+
+#define TK_CHECK(call) throwIfError(driver::check(driver::loaded().call, #call))
+
+DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
+  useDevice0();
+  if (bytes)
+    TK_CHECK(cuMemAlloc(&ptr_, bytes));
+}
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&o) noexcept
+    : ptr_(std::exchange(o.ptr_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&o) noexcept {
+  std::swap(ptr_, o.ptr_);
+  std::swap(bytes_, o.bytes_);
+  return *this;
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_)
+    driver::loaded().cuMemFree(ptr_);
+}
+void DeviceBuffer::upload(const void *src, size_t bytes, size_t offset) {
+  if (bytes)
+    TK_CHECK(cuMemcpyHtoD(ptr_ + offset, src, bytes));
+}
+void DeviceBuffer::download(void *dst, size_t bytes) const {
+  if (bytes)
+    TK_CHECK(cuMemcpyDtoH(dst, ptr_, bytes));
+}
+void DeviceBuffer::fill(uint8_t byte) {
+  if (bytes_)
+    TK_CHECK(cuMemsetD8(ptr_, byte, bytes_));
+}
+
+} // namespace moejit::testkit
