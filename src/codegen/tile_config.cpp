@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 
+#include <cstdio>
+
 namespace moejit::codegen {
 
 namespace {
@@ -13,6 +15,16 @@ int bRows(const TileConfig &c, GemmKind kind) {
 
 std::string TileConfig::suffix() const {
   return fmt::format("bm{}_bn{}_s{}_w{}x{}", bm, bn, stages, warps_m, warps_n);
+}
+
+llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
+  TileConfig c;
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_w%dx%d%c", &c.bm, &c.bn,
+                  &c.stages, &c.warps_m, &c.warps_n, &tail) != 5)
+    return makeError(ErrorCode::InvalidArgument,
+                     "'{}' is not a tile config like bm128_bn64_s3_w2x2", text);
+  return c;
 }
 
 int mmaThreads(const TileConfig &c) { return 32 * c.warps_m * c.warps_n; }

@@ -23,6 +23,9 @@ struct TileConfig {
   std::string suffix() const;
 };
 
+/// Parses the form suffix() writes; InvalidArgument otherwise.
+llvm::Expected<TileConfig> parseTileConfig(const std::string &text);
+
 /// Which of the two grouped GEMMs a config is for.
 enum class GemmKind { Gemm1, Gemm2 };
 

@@ -33,6 +33,7 @@ constexpr size_t kFlushBytes = size_t{512} << 20;
 
 struct Result {
   BenchCase c;
+  std::string config;
   double ms = 0, tflops = 0, tbps = 0, floor_ms = 0, error = 0;
   bool correct = false;
 };
@@ -113,11 +114,12 @@ double compare(const BenchCase &c, const DeviceBuffer &y,
                                 std::vector<double>(ref.begin(), ref.end()));
 }
 
-Result runCase(Runtime &rt, std::map<std::string, Inputs> &pool,
-               const BenchCase &c, int runs) {
+Result runCase(const KernelSet &kernels_ref, const std::string &arch,
+               std::map<std::string, Inputs> &pool, const BenchCase &c,
+               int runs) {
   const MoeShape &s = c.shape;
   const int64_t T = c.tokens;
-  auto kernels = rt.get(s);
+  const KernelSet *kernels = &kernels_ref;
   Inputs &in = inputsFor(pool, c);
   const testkit::Routing routing = testkit::randomRouting(T, s.k, s.experts, 7 + T);
   DeviceBuffer index = DeviceBuffer::from(routing.index);
@@ -140,7 +142,7 @@ Result runCase(Runtime &rt, std::map<std::string, Inputs> &pool,
   y.fill(0xff); // NaN in every dtype: an unwritten element fails the check
   kernels->run(a, nullptr);
   BENCH_CU(cuCtxSynchronize());
-  r.error = compare(c, y, gpuReference(c, a, rt.arch()));
+  r.error = compare(c, y, gpuReference(c, a, arch));
   r.correct = r.error < testkit::errorLimit(s.dtype);
 
   CUstream stream;
@@ -187,7 +189,7 @@ void writeJson(const std::string &path, const std::string &device,
   llvm::json::Array cases;
   for (const Result &r : results)
     cases.push_back(llvm::json::Object{
-        {"name", r.c.name}, {"tokens", r.c.tokens}, {"shape", shapeText(r.c.shape)},
+        {"name", r.c.name}, {"config", r.config}, {"tokens", r.c.tokens}, {"shape", shapeText(r.c.shape)},
         {"ms", r.ms}, {"tflops", r.tflops}, {"tbps", r.tbps},
         {"floor_ms", r.floor_ms}, {"pct_of_floor", 100 * r.floor_ms / r.ms},
         {"rel_error", r.error}, {"correct", r.correct}});
@@ -199,6 +201,33 @@ void writeJson(const std::string &path, const std::string &device,
                                               {"cases", std::move(cases)}});
 }
 
+/// The kernel set of `c` with one GEMM plan for every bucket, bypassing the
+/// planner (for comparing configs).
+std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const std::string &arch,
+                                          const runtime::GemmPlan &g) {
+  static store::CubinStore store;
+  static const driver::Device device = unwrapOrThrow(driver::Device::open(0));
+  runtime::Plan plan;
+  plan.buckets.assign(runtime::kBucketCount, g);
+  auto built = unwrapOrThrow(runtime::buildKernels(
+      runtime::kernelSpecs(c.shape, plan), arch, store));
+  return unwrapOrThrow(runtime::KernelSetImpl::load(device, c.shape, plan, std::move(built)));
+}
+
+/// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2).
+runtime::GemmPlan parsePlan(const std::string &text) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw Error(ErrorCode::InvalidArgument, "--config takes GEMM1:GEMM2 tile configs");
+  runtime::GemmPlan g{unwrapOrThrow(codegen::parseTileConfig(text.substr(0, colon))),
+                      unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)))};
+  throwIfError(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1));
+  throwIfError(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2));
+  if (g.gemm1.bm != g.gemm2.bm)
+    throw Error(ErrorCode::InvalidArgument, "both GEMMs of a config must share bm");
+  return g;
+}
+
 } // namespace
 
 int runBench(Args args) {
@@ -206,6 +235,9 @@ int runBench(Args args) {
   const int runs = std::stoi(args.value("--runs").value_or("50"));
   const std::vector<std::string> shapes = args.values("--shape");
   const std::vector<std::string> tokens = args.values("--tokens");
+  std::vector<runtime::GemmPlan> plans;
+  for (const std::string &p : args.values("--config"))
+    plans.push_back(parsePlan(p));
   args.finish();
   if (runs < 1)
     throw Error(ErrorCode::InvalidArgument, "--runs must be at least 1");
@@ -221,20 +253,29 @@ int runBench(Args args) {
   testkit::useDevice0();
   std::printf("device: %s (%s), %d runs per case, L2 flushed before each\n",
               rt.device_name().c_str(), rt.arch().c_str(), runs);
-  std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %s\n", "case", "T", "E",
-              "ms", "TFLOP/s", "TB/s", "floor ms", "%floor", "rel err", "ok");
+  std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E",
+              "ms", "TFLOP/s", "TB/s", "floor ms", "%floor", "rel err", "ok",
+              "config");
   std::map<std::string, Inputs> pool;
   std::vector<Result> results;
   bool all_correct = true;
   for (const BenchCase &c : cases) {
-    Result r = runCase(rt, pool, c, runs);
-    std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %s\n",
-                c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts,
-                r.ms, r.tflops, r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms,
-                r.error, r.correct ? "yes" : "NO");
-    std::fflush(stdout);
-    all_correct &= r.correct;
-    results.push_back(r);
+    std::vector<std::pair<std::string, std::shared_ptr<const KernelSet>>> sets;
+    if (plans.empty())
+      sets.emplace_back("planner", rt.get(c.shape));
+    for (const runtime::GemmPlan &g : plans)
+      sets.emplace_back(g.gemm1.suffix() + ":" + g.gemm2.suffix(), withPlan(c, rt.arch(), g));
+    for (const auto &[config, kernels] : sets) {
+      Result r = runCase(*kernels, rt.arch(), pool, c, runs);
+      r.config = config;
+      std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %-3s %s\n",
+                  c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts,
+                  r.ms, r.tflops, r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms,
+                  r.error, r.correct ? "yes" : "NO", config.c_str());
+      std::fflush(stdout);
+      all_correct &= r.correct;
+      results.push_back(r);
+    }
   }
   if (json)
     writeJson(*json, rt.device_name(), results);

@@ -11,7 +11,7 @@ const char *kUsage =
     "  warm    [--shape S]... [--arch sm_XY] [--cache-dir DIR]\n"
     "          compile every kernel of the shapes (default: the seed shape)\n"
     "          into the cache; with --arch no GPU is needed\n"
-    "  bench   [--shape S --tokens T]... [--json FILE] [--runs N]\n"
+    "  bench   [--shape S --tokens T]... [--config G1:G2]... [--json FILE] [--runs N]\n"
     "          time the 13 seed cases (or the given ones) on GPU 0\n"
     "  codegen --kernel KIND [--shape S] [--bm N --bn N --stages N --warps MxN]\n"
     "          print the generated source of one kernel\n"
