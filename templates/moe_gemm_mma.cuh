@@ -65,6 +65,29 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
     }
   }
 
+  /// A and B fragments of k16 step `kk` of a swizzled stage.
+  static __device__ __forceinline__ void
+  load_fragments(const T *tA, const T *tB, int kk, int wm, int wn, int lane,
+                 unsigned (&a)[MT][4], unsigned (&b)[NT][2]) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      // lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: the same rows at k 8-15
+      const int r = wm * WARP_M + i * 16 + (lane & 15);
+      ldmatrix_x4(a[i], tA + swz(r, kk * 2 + (lane >> 4)));
+    }
+#pragma unroll
+    for (int j = 0; j < NT; j += 2) {
+      // matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
+      const int r = wn * WARP_B + j * 8 + (lane & 7) + ((lane >> 4) << 3);
+      unsigned q[4];
+      ldmatrix_x4(q, tB + swz(r, kk * 2 + ((lane >> 3) & 1)));
+      b[j][0] = q[0];
+      b[j][1] = q[1];
+      b[j + 1][0] = q[2];
+      b[j + 1][1] = q[3];
+    }
+  }
+
   static __device__ void run(const LaunchParams &p) {
     const RowTile tile = load_row_tile(p);
     if (!tile.valid)
@@ -108,31 +131,20 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
       cp_async_commit();
       const T *tA = sA + (kt % STAGES) * A_STAGE;
       const T *tB = sB + (kt % STAGES) * B_STAGE;
+      // Fragments are double-buffered across the k16 steps so that the
+      // ldmatrix of step kk+1 is in flight while the mmas of step kk issue.
+      unsigned a[2][MT][4], b[2][NT][2];
+      load_fragments(tA, tB, 0, wm, wn, lane, a[0], b[0]);
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
-        unsigned a[MT][4], b[NT][2];
-#pragma unroll
-        for (int i = 0; i < MT; ++i) {
-          // lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: the same rows at k 8-15
-          const int r = wm * WARP_M + i * 16 + (lane & 15);
-          ldmatrix_x4(a[i], tA + swz(r, kk * 2 + (lane >> 4)));
-        }
-#pragma unroll
-        for (int j = 0; j < NT; j += 2) {
-          // matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
-          const int r = wn * WARP_B + j * 8 + (lane & 7) + ((lane >> 4) << 3);
-          unsigned q[4];
-          ldmatrix_x4(q, tB + swz(r, kk * 2 + ((lane >> 3) & 1)));
-          b[j][0] = q[0];
-          b[j][1] = q[1];
-          b[j + 1][0] = q[2];
-          b[j + 1][1] = q[3];
-        }
+        if (kk + 1 < BK / 16)
+          load_fragments(tA, tB, kk + 1, wm, wn, lane, a[(kk + 1) & 1], b[(kk + 1) & 1]);
 #pragma unroll
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NT; ++j)
-            mma_16816<S::DT == kBF16>(acc[i][j], a[i], b[j][0], b[j][1]);
+            mma_16816<S::DT == kBF16>(acc[i][j], a[kk & 1][i], b[kk & 1][j][0],
+                                      b[kk & 1][j][1]);
       }
     }
     cp_async_wait<0>();
