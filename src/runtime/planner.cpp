@@ -15,17 +15,16 @@ int bucketOf(int64_t tokens) {
 int64_t bucketTokens(int bucket) { return int64_t{1} << bucket; }
 
 namespace {
-// Small row tiles keep the weight stream (the cost when few tokens hit each
-// expert) from being padded with empty rows; large ones reuse each weight
-// tile across more rows once GEMMs are compute bound.
+// Chosen from measured variants on the H200 (tools/bench/NOTES.md, seed
+// shape): 16-row tiles while weights dominate (<= 16 rows per expert), then
+// 64-row tiles with 3 stages (3 blocks per SM), then 128-row tiles once the
+// GEMMs are compute bound.
 GemmPlan planForRows(double rows_per_expert) {
   using codegen::TileConfig;
   if (rows_per_expert <= 16)
     return {TileConfig{16, 64, 4, 1, 4}, TileConfig{16, 128, 4, 1, 4}};
-  if (rows_per_expert <= 32)
-    return {TileConfig{32, 64, 4, 1, 4}, TileConfig{32, 128, 4, 1, 4}};
-  if (rows_per_expert <= 64)
-    return {TileConfig{64, 64, 4, 2, 2}, TileConfig{64, 128, 4, 2, 2}};
+  if (rows_per_expert <= 128)
+    return {TileConfig{64, 64, 3, 2, 2}, TileConfig{64, 128, 3, 2, 2}};
   return {TileConfig{128, 64, 3, 2, 2}, TileConfig{128, 128, 3, 2, 2}};
 }
 } // namespace

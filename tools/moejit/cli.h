@@ -43,5 +43,6 @@ std::vector<BenchCase> seedCases();
 int runWarm(Args args);
 int runBench(Args args);
 int runCodegen(Args args);
+int runInfo(Args args);
 
 } // namespace moejit::cli

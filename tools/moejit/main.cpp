@@ -13,6 +13,7 @@ const char *kUsage =
     "          into the cache; with --arch no GPU is needed\n"
     "  bench   [--shape S --tokens T]... [--config G1:G2]... [--json FILE] [--runs N]\n"
     "          time the 13 seed cases (or the given ones) on GPU 0\n"
+    "  info    print the NVRTC version, cache root and visible GPUs\n"
     "  codegen --kernel KIND [--shape S] [--bm N --bn N --stages N --warps MxN]\n"
     "          print the generated source of one kernel\n"
     "S is k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16\n";
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
       return moejit::cli::runWarm(std::move(args));
     if (!std::strcmp(argv[1], "bench"))
       return moejit::cli::runBench(std::move(args));
+    if (!std::strcmp(argv[1], "info"))
+      return moejit::cli::runInfo(std::move(args));
     if (!std::strcmp(argv[1], "codegen"))
       return moejit::cli::runCodegen(std::move(args));
     std::fprintf(stderr, "moejit: unknown command '%s'\n%s", argv[1], kUsage);
