@@ -4,6 +4,7 @@
 #pragma once
 
 #include "moe_gemm_common.cuh"
+#include "moe_swizzled_tiles.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/mma.cuh"
 
@@ -31,39 +32,11 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
   static_assert(BM % (16 * Tl::WM) == 0, "BM must split into 16-row warp tiles");
   static_assert(WARP_B % 16 == 0, "each warp needs B rows in pairs of n8 tiles");
   static_assert(!Gemm1 || (WARP_B / 2) % 8 == 0, "gate/up halves must be whole n8 tiles");
-  static_assert((BM * 8) % THREADS == 0 && (B_ROWS * 8) % THREADS == 0,
-                "16-byte chunks must split evenly over the threads");
 
-  static constexpr int A_STAGE = BM * BK, B_STAGE = B_ROWS * BK; // elements
+  using Tiles = SwizzledTiles<S, Gemm1, BM, B_ROWS, THREADS>;
+  static constexpr int A_STAGE = Tiles::A_STAGE, B_STAGE = Tiles::B_STAGE;
   static constexpr int SMEM_BYTES =
       STAGES * (A_STAGE + B_STAGE) * 2 + (BM + B_ROWS) * 8;
-
-  /// Element offset of 16-byte chunk `ch` of row `r` in a swizzled tile:
-  /// chunks are XOR-permuted by r%8 so that the 8 rows one ldmatrix reads
-  /// fall in different bank groups.
-  static __device__ __forceinline__ int swz(int r, int ch) {
-    return r * BK + ((ch ^ (r & 7)) << 3);
-  }
-
-  static __device__ void load_stage(T *sA, T *sB, const T *const *a_src,
-                                    const T *const *b_src, int kt,
-                                    const void *any_valid) {
-    const int k0 = kt * BK;
-#pragma unroll
-    for (int i = 0; i < BM * 8 / THREADS; ++i) {
-      const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
-      const T *src = a_src[r];
-      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
-      cp_async_16(sA + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
-    }
-#pragma unroll
-    for (int i = 0; i < B_ROWS * 8 / THREADS; ++i) {
-      const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
-      const T *src = b_src[r];
-      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
-      cp_async_16(sB + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
-    }
-  }
 
   /// A and B fragments of k16 step `kk` of a swizzled stage.
   static __device__ __forceinline__ void
@@ -73,14 +46,14 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
     for (int i = 0; i < MT; ++i) {
       // lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: the same rows at k 8-15
       const int r = wm * WARP_M + i * 16 + (lane & 15);
-      ldmatrix_x4(a[i], tA + swz(r, kk * 2 + (lane >> 4)));
+      ldmatrix_x4(a[i], tA + Tiles::swz(r, kk * 2 + (lane >> 4)));
     }
 #pragma unroll
     for (int j = 0; j < NT; j += 2) {
       // matrices: (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15)
       const int r = wn * WARP_B + j * 8 + (lane & 7) + ((lane >> 4) << 3);
       unsigned q[4];
-      ldmatrix_x4(q, tB + swz(r, kk * 2 + ((lane >> 3) & 1)));
+      ldmatrix_x4(q, tB + Tiles::swz(r, kk * 2 + ((lane >> 3) & 1)));
       b[j][0] = q[0];
       b[j][1] = q[1];
       b[j + 1][0] = q[2];
@@ -118,7 +91,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < KT)
-        load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
+        Tiles::load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
       cp_async_commit();
     }
     for (int kt = 0; kt < KT; ++kt) {
@@ -126,7 +99,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
       __syncthreads(); // stage kt landed; stage kt-1 is free for everyone
       const int next = kt + STAGES - 1;
       if (next < KT)
-        load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
+        Tiles::load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
                    a_src, b_src, next, p.x);
       cp_async_commit();
       const T *tA = sA + (kt % STAGES) * A_STAGE;

@@ -58,6 +58,24 @@ TEST(Codegen, LaunchShapeFollowsConfig) {
   EXPECT_NE(generateSource(spec).find("Kernel::SMEM_BYTES == 100352"), std::string::npos);
 }
 
+TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
+  TileConfig t{128, 64, 4, 0, 0, true};
+  const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
+  EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s4_wgmma");
+  EXPECT_EQ(spec.threads(), 256);
+  const std::string src = generateSource(spec);
+  EXPECT_NE(src.find("WgmmaGemm<S, WgmmaTile<128, 64, 4>, true>"), std::string::npos);
+  auto parsed = parseTileConfig("bm128_bn64_s4_wgmma");
+  ASSERT_TRUE(static_cast<bool>(parsed));
+  EXPECT_EQ(*parsed, t);
+  auto plain = parseTileConfig("bm64_bn128_s3_w2x2");
+  ASSERT_TRUE(static_cast<bool>(plain));
+  EXPECT_EQ(*plain, (TileConfig{64, 128, 3, 2, 2}));
+  auto bad = parseTileConfig("bm64_bn128");
+  EXPECT_FALSE(static_cast<bool>(bad));
+  llvm::consumeError(bad.takeError());
+}
+
 TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   auto message = [](TileConfig c, GemmKind k) {
     llvm::Error e = checkMmaConfig(c, k);
@@ -69,6 +87,8 @@ TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   EXPECT_NE(message({128, 24, 3, 2, 2}, GemmKind::Gemm2).find("multiples of 16"), std::string::npos);
   EXPECT_NE(message({256, 256, 8, 2, 2}, GemmKind::Gemm1).find("shared memory"), std::string::npos);
   EXPECT_NE(message({128, 64, 3, 8, 8}, GemmKind::Gemm1).find("1024 threads"), std::string::npos);
+  EXPECT_NE(message({96, 64, 3, 0, 0, true}, GemmKind::Gemm1).find("warpgroup"), std::string::npos);
+  EXPECT_NE(message({128, 96, 3, 0, 0, true}, GemmKind::Gemm2).find("B rows"), std::string::npos);
 }
 
 TEST(Codegen, TemplatesAreEmbeddedWithoutToolkitHeaders) {

@@ -18,7 +18,7 @@ TEST(Planner, BucketsArePowersOfTwo) {
 
 TEST(Planner, HeuristicConfigsAreValidAndGrowWithTokens) {
   const MoeShape seed{8, 2048, 768, 128, DType::BF16};
-  const Plan plan = heuristicPlan(seed);
+  const Plan plan = heuristicPlan(seed, "sm_80");
   ASSERT_EQ(plan.buckets.size(), size_t(kBucketCount));
   int last_bm = 0;
   for (const GemmPlan &g : plan.buckets) {
@@ -43,4 +43,19 @@ TEST(Planner, WorkspaceCoversWorstRouting) {
   EXPECT_GE(w.partial - w.h, size_t(8000) * 768 * 2);
   EXPECT_EQ(w.block_counts % 256, 0u);
   EXPECT_EQ(w.h % 256, 0u);
+}
+
+TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
+  const MoeShape seed{8, 2048, 768, 128, DType::BF16};
+  const Plan hopper = heuristicPlan(seed, "sm_90a");
+  const Plan ampere = heuristicPlan(seed, "sm_80");
+  EXPECT_TRUE(hopper.buckets[bucketOf(8192)].gemm1.wgmma);
+  EXPECT_TRUE(hopper.buckets[bucketOf(8192)].gemm2.wgmma);
+  EXPECT_FALSE(hopper.buckets[bucketOf(128)].gemm1.wgmma);
+  for (const GemmPlan &g : ampere.buckets)
+    EXPECT_FALSE(g.gemm1.wgmma || g.gemm2.wgmma);
+  for (const GemmPlan &g : hopper.buckets) {
+    EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1)));
+    EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)));
+  }
 }

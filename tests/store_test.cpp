@@ -137,7 +137,7 @@ TEST(Store, EntryKeyCoversArchAndConfigButNoPaths) {
 TEST(Store, WarmedCacheIsUsedFromACopy) {
   TempDir a, b;
   const MoeShape shape{2, 64, 32, 4, DType::BF16};
-  const runtime::Plan plan = runtime::heuristicPlan(shape);
+  const runtime::Plan plan = runtime::heuristicPlan(shape, "sm_80");
   const auto specs = runtime::kernelSpecs(shape, plan);
   CubinStore first(a.path);
   auto built = runtime::buildKernels(specs, "sm_80", first);

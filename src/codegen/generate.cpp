@@ -90,7 +90,12 @@ std::string generateSource(const KernelSpec &spec) {
   std::string body;
   if (isGemm(spec.kind)) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
-    if (spec.usesMma()) {
+    if (spec.usesMma() && spec.tile.wgmma) {
+      const TileConfig &t = spec.tile;
+      out += "#include \"moe_gemm_wgmma.cuh\"\n";
+      body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}>, {}>;\n",
+                         t.bm, t.bn, t.stages, gemm1);
+    } else if (spec.usesMma()) {
       const TileConfig &t = spec.tile;
       out += "#include \"moe_gemm_mma.cuh\"\n";
       body = fmt::format(

@@ -14,12 +14,22 @@ int bRows(const TileConfig &c, GemmKind kind) {
 } // namespace
 
 std::string TileConfig::suffix() const {
+  if (wgmma)
+    return fmt::format("bm{}_bn{}_s{}_wgmma", bm, bn, stages);
   return fmt::format("bm{}_bn{}_s{}_w{}x{}", bm, bn, stages, warps_m, warps_n);
 }
 
 llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   TileConfig c;
   char tail = 0;
+  int used = 0;
+  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn,
+                  &c.stages, &used) == 3 &&
+      used == static_cast<int>(text.size())) {
+    c.wgmma = true;
+    c.warps_m = c.warps_n = 0; // unused by wgmma configs
+    return c;
+  }
   if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_w%dx%d%c", &c.bm, &c.bn,
                   &c.stages, &c.warps_m, &c.warps_n, &tail) != 5)
     return makeError(ErrorCode::InvalidArgument,
@@ -27,11 +37,14 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   return c;
 }
 
-int mmaThreads(const TileConfig &c) { return 32 * c.warps_m * c.warps_n; }
+int mmaThreads(const TileConfig &c) {
+  return c.wgmma ? 128 * (c.bm / 64) : 32 * c.warps_m * c.warps_n;
+}
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   const int rows = c.bm + bRows(c, kind);
-  return c.stages * rows * kBk * 2 + rows * 8;
+  // wgmma needs 1024-byte aligned stages: room to align the base.
+  return (c.wgmma ? 1024 : 0) + c.stages * rows * kBk * 2 + rows * 8;
 }
 
 llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
@@ -41,10 +54,21 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
     return makeError(ErrorCode::InvalidArgument, "tile config {}: {}",
                      c.suffix(), rule);
   };
-  if (c.bm <= 0 || c.bn <= 0 || c.warps_m <= 0 || c.warps_n <= 0)
+  if (c.bm <= 0 || c.bn <= 0 || (!c.wgmma && (c.warps_m <= 0 || c.warps_n <= 0)))
     return fail("every field must be positive");
   if (c.stages < 2 || c.stages > 8)
     return fail("stages must be in 2..8");
+  if (c.wgmma) {
+    if (c.bm % 64 != 0 || c.bm > 256)
+      return fail("wgmma needs bm of 64, 128, 192 or 256 (a warpgroup per 64 rows)");
+    if (b_rows != 64 && b_rows != 128 && b_rows != 256)
+      return fail("wgmma needs 64, 128 or 256 B rows (GEMM1: 2*bn)");
+    if ((b_rows * 8) % threads != 0)
+      return fail("16-byte chunks of a stage must split evenly over threads");
+    if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
+      return fail("needs more shared memory than a block can have");
+    return llvm::Error::success();
+  }
   if (threads > 1024)
     return fail("more than 1024 threads");
   if (c.bm % (16 * c.warps_m) != 0)

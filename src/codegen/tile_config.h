@@ -17,9 +17,13 @@ struct TileConfig {
   int stages = 3;   ///< cp.async pipeline depth
   int warps_m = 2;  ///< warps along rows
   int warps_n = 2;  ///< warps along columns
+  /// Hopper path (sm_90a): wgmma from shared memory, one warpgroup per 64
+  /// rows; warps_m/warps_n are then unused.
+  bool wgmma = false;
 
   bool operator==(const TileConfig &) const = default;
-  /// "bm128_bn64_s3_w2x2": the part of a kernel name that spells the config.
+  /// "bm128_bn64_s3_w2x2" or "bm128_bn64_s3_wgmma": the part of a kernel
+  /// name that spells the config.
   std::string suffix() const;
 };
 
@@ -33,8 +37,8 @@ enum class GemmKind { Gemm1, Gemm2 };
 int mmaThreads(const TileConfig &c);
 /// Dynamic shared memory of a tensor-core GEMM with this config.
 int mmaSharedBytes(const TileConfig &c, GemmKind kind);
-/// Checks the divisibility rules of templates/moe_gemm_mma.cuh and the
-/// shared-memory limit, with a message naming the rule broken.
+/// Checks the rules of templates/moe_gemm_mma.cuh (or moe_gemm_wgmma.cuh)
+/// and the shared-memory limit, with a message naming the rule broken.
 llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind);
 
 /// The fp32 path has one fixed tile (templates/moe_gemm_simt.cuh).

@@ -52,6 +52,11 @@ buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
              store::CubinStore &store) {
   if (llvm::Error e = nvrtc::checkArch(arch))
     return std::move(e);
+  for (const KernelSpec &spec : specs)
+    if (spec.usesMma() && spec.tile.wgmma && arch != "sm_90a")
+      return makeError(ErrorCode::InvalidArgument,
+                       "{} uses wgmma, which only sm_90a has (target {})",
+                       spec.name(), arch);
   std::vector<BuiltKernel> built(specs.size());
   std::vector<std::string> errors(specs.size());
   const std::string id = workload::workloadId(specs.front().shape);

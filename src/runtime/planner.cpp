@@ -19,8 +19,12 @@ namespace {
 // shape): 16-row tiles while weights dominate (<= 16 rows per expert), then
 // 64-row tiles with 3 stages (3 blocks per SM), then 128-row tiles once the
 // GEMMs are compute bound.
-GemmPlan planForRows(double rows_per_expert) {
+GemmPlan planForRows(double rows_per_expert, bool hopper) {
   using codegen::TileConfig;
+  if (hopper && rows_per_expert > 128) {
+    TileConfig g1{128, 64, 3, 0, 0, true}, g2{128, 128, 3, 0, 0, true};
+    return {g1, g2};
+  }
   if (rows_per_expert <= 16)
     return {TileConfig{16, 64, 4, 1, 4}, TileConfig{16, 128, 4, 1, 4}};
   if (rows_per_expert <= 128)
@@ -29,12 +33,13 @@ GemmPlan planForRows(double rows_per_expert) {
 }
 } // namespace
 
-Plan heuristicPlan(const MoeShape &shape) {
+Plan heuristicPlan(const MoeShape &shape, const std::string &arch) {
+  const bool hopper = arch == "sm_90a";
   Plan plan;
   for (int b = 0; b < kBucketCount; ++b) {
     const double rows =
         static_cast<double>(bucketTokens(b)) * shape.k / shape.experts;
-    plan.buckets.push_back(planForRows(rows));
+    plan.buckets.push_back(planForRows(rows, hopper));
   }
   return plan;
 }

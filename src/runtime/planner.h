@@ -7,6 +7,7 @@
 #include "moejit/moejit.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace moejit::runtime {
@@ -27,7 +28,8 @@ struct Plan {
   std::vector<GemmPlan> buckets; ///< kBucketCount entries
 };
 
-/// Heuristic plan from the expected rows per expert, T*k/E, of each bucket.
-Plan heuristicPlan(const MoeShape &shape);
+/// Heuristic plan for target `arch` from the expected rows per expert,
+/// T*k/E, of each bucket. wgmma configs are chosen only for sm_90a.
+Plan heuristicPlan(const MoeShape &shape, const std::string &arch);
 
 } // namespace moejit::runtime

@@ -67,7 +67,7 @@ std::shared_ptr<const KernelSet> Runtime::get(const MoeShape &shape) {
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->kernels)
     return slot->kernels;
-  runtime::Plan plan = runtime::heuristicPlan(shape);
+  runtime::Plan plan = runtime::heuristicPlan(shape, impl_->arch);
   auto built = unwrapOrThrow(runtime::buildKernels(
       runtime::kernelSpecs(shape, plan), impl_->arch, impl_->store));
   slot->kernels = unwrapOrThrow(runtime::KernelSetImpl::load(

@@ -25,11 +25,13 @@ int runCodegen(Args args) {
     }
   if (!found)
     throw Error(ErrorCode::InvalidArgument, "unknown kernel '" + kind_text + "'");
-  const runtime::GemmPlan plan = runtime::heuristicPlan(shape).buckets.back();
+  const runtime::GemmPlan plan = runtime::heuristicPlan(shape, "sm_80").buckets.back();
   spec.tile = spec.kind == KernelKind::Gemm2 ? plan.gemm2 : plan.gemm1;
   if (auto v = args.value("--bm")) spec.tile.bm = std::stoi(*v);
   if (auto v = args.value("--bn")) spec.tile.bn = std::stoi(*v);
   if (auto v = args.value("--stages")) spec.tile.stages = std::stoi(*v);
+  if (args.flag("--wgmma"))
+    spec.tile.wgmma = true;
   if (auto v = args.value("--warps")) {
     if (std::sscanf(v->c_str(), "%dx%d", &spec.tile.warps_m, &spec.tile.warps_n) != 2)
       throw Error(ErrorCode::InvalidArgument, "--warps takes MxN, e.g. 2x2");

@@ -14,7 +14,7 @@ const char *kUsage =
     "  bench   [--shape S --tokens T]... [--config G1:G2]... [--json FILE] [--runs N]\n"
     "          time the 13 seed cases (or the given ones) on GPU 0\n"
     "  info    print the NVRTC version, cache root and visible GPUs\n"
-    "  codegen --kernel KIND [--shape S] [--bm N --bn N --stages N --warps MxN]\n"
+    "  codegen --kernel KIND [--shape S] [--bm N --bn N --stages N --warps MxN | --wgmma]\n"
     "          print the generated source of one kernel\n"
     "S is k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16\n";
 }

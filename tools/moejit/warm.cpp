@@ -29,7 +29,7 @@ int runWarm(Args args) {
               arch->c_str(), nvrtc::version().c_str());
   for (const MoeShape &shape : shapes) {
     const auto start = std::chrono::steady_clock::now();
-    const runtime::Plan plan = runtime::heuristicPlan(shape);
+    const runtime::Plan plan = runtime::heuristicPlan(shape, *arch);
     auto built = unwrapOrThrow(runtime::buildKernels(
         runtime::kernelSpecs(shape, plan), *arch, store));
     const double ms = std::chrono::duration<double, std::milli>(

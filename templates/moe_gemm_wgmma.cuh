@@ -1,0 +1,117 @@
+// Grouped GEMMs on Hopper (sm_90a): the cp.async gather pipeline of
+// moe_swizzled_tiles.cuh feeding wgmma m64nNk16, which reads both operands
+// from shared memory (no ldmatrix traffic). One warpgroup per 64 rows of the
+// block tile; N = all B rows of the tile (GEMM1: gate half then up half).
+#pragma once
+
+#include "moe_gemm_common.cuh"
+#include "moe_swizzled_tiles.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace moejit_dev {
+
+template <int BM_, int BN_, int STAGES_> struct WgmmaTile {
+  static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
+  static constexpr int THREADS = 128 * (BM_ / 64);
+};
+
+template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
+  using T = typename S::T;
+  using D = GemmDims<S, Gemm1>;
+  static constexpr int BM = Tl::BM, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
+  static constexpr int N = Gemm1 ? 2 * Tl::BN : Tl::BN; // B rows = wgmma N
+  static constexpr int KT = (D::K + 63) / 64;
+  using Tiles = SwizzledTiles<S, Gemm1, BM, N, THREADS>;
+  static constexpr int A_STAGE = Tiles::A_STAGE, B_STAGE = Tiles::B_STAGE;
+  // 1024 bytes of slack to align the stages for the 128-byte swizzle.
+  static constexpr int SMEM_BYTES =
+      1024 + STAGES * (A_STAGE + B_STAGE) * 2 + (BM + N) * 8;
+  static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
+  static_assert(BM % 64 == 0 && BM <= 256, "one warpgroup per 64 rows");
+  static_assert(N == 64 || N == 128 || N == 256, "wgmma N of 64, 128 or 256");
+
+  static __device__ void run(const LaunchParams &p) {
+    const RowTile tile = load_row_tile(p);
+    if (!tile.valid)
+      return;
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    T *sA = reinterpret_cast<T *>(smem);
+    T *sB = sA + STAGES * A_STAGE;
+    const T **a_src = reinterpret_cast<const T **>(sB + STAGES * B_STAGE);
+    const T **b_src = a_src + BM;
+    const int n0 = blockIdx.x * Tl::BN;
+    for (int r = threadIdx.x; r < BM; r += THREADS)
+      a_src[r] = a_row_source<S, Gemm1>(p, tile, r);
+    for (int r = threadIdx.x; r < N; r += THREADS)
+      b_src[r] = b_row_source<S, Gemm1, N>(p, tile.expert, n0, r);
+    __syncthreads();
+
+    const int wg = threadIdx.x / 128;
+    float acc[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i)
+      acc[i] = 0.f;
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+      if (s < KT)
+        Tiles::load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
+      cp_async_commit();
+    }
+    for (int kt = 0; kt < KT; ++kt) {
+      cp_async_wait<STAGES - 2>();
+      fence_proxy_async_shared(); // our cp.async writes -> wgmma's async reads
+      __syncthreads(); // stage kt landed everywhere; wgmma of kt-1 finished
+      const int next = kt + STAGES - 1;
+      if (next < KT)
+        Tiles::load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
+                          a_src, b_src, next, p.x);
+      cp_async_commit();
+      const T *tA = sA + (kt % STAGES) * A_STAGE + wg * 64 * 64;
+      const T *tB = sB + (kt % STAGES) * B_STAGE;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
+        Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16),
+                                      wgmma_desc(tB + kk * 16), 1);
+      wgmma_commit();
+      wgmma_wait<0>();
+    }
+    cp_async_wait<0>();
+    epilogue(p, tile, n0, wg, acc);
+  }
+
+  /// acc[i] is row 64*wg + 16*warp + lane/4 + 8*((i>>1)&1) and B-row column
+  /// 8*(i>>2) + 2*(lane%4) + i%2; GEMM1's up column c+N/2 sits at i + N/4.
+  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile,
+                                  int n0, int wg, float (&acc)[N / 2]) {
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
+    // Each thread touches two rows: r0 and r0 + 8.
+    const int r0 = tile.row_begin + wg * 64 + warp * 16 + (lane >> 2);
+    int assignment[2] = {0, 0};
+    float weight[2] = {0.f, 0.f};
+    if constexpr (!Gemm1) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+        if (r0 + 8 * h < tile.row_end) {
+          assignment[h] = p.sorted_ids[r0 + 8 * h];
+          weight[h] = p.top_k_weights[assignment[h]];
+        }
+    }
+    constexpr int SLOTS = Gemm1 ? N / 4 : N / 2; // accumulators holding outputs
+#pragma unroll
+    for (int i = 0; i < SLOTS; i += 2) {
+      const int h = (i >> 1) & 1;
+      const int row = r0 + 8 * h;
+      const int col = n0 + 8 * (i >> 2) + 2 * (lane & 3);
+      if (row >= tile.row_end || col >= D::N)
+        continue;
+      if constexpr (Gemm1)
+        store_h<S>(p, row, col, acc[i], acc[i + 1], acc[i + N / 4], acc[i + 1 + N / 4]);
+      else
+        store_partial<S>(p, assignment[h], weight[h], col, acc[i], acc[i + 1]);
+    }
+  }
+};
+
+} // namespace moejit_dev
