@@ -10,8 +10,11 @@
 
 namespace moejit_dev {
 
-template <int BM_, int BN_, int STAGES_> struct WgmmaTile {
-  static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_;
+/// INFLIGHT_ wgmma groups (0 or 1) stay in flight across k-tiles; with 1 the
+/// tensor cores keep working through the barrier and the next loads, at the
+/// price of one stage of prefetch distance.
+template <int BM_, int BN_, int STAGES_, int INFLIGHT_ = 0> struct WgmmaTile {
+  static constexpr int BM = BM_, BN = BN_, STAGES = STAGES_, INFLIGHT = INFLIGHT_;
   static constexpr int THREADS = 128 * (BM_ / 64);
 };
 
@@ -21,6 +24,13 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
   static constexpr int BM = Tl::BM, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
   static constexpr int N = Gemm1 ? 2 * Tl::BN : Tl::BN; // B rows = wgmma N
   static constexpr int KT = (D::K + 63) / 64;
+  static constexpr int INFLIGHT = Tl::INFLIGHT;
+  /// k-tiles loaded ahead of the one being multiplied. The stage a load
+  /// overwrites last held k-tile kt-1-INFLIGHT, whose wgmma group every
+  /// warpgroup has retired before the barrier of iteration kt.
+  static constexpr int PREFETCH = STAGES - 1 - INFLIGHT;
+  static_assert(INFLIGHT == 0 || INFLIGHT == 1, "0 or 1 wgmma group in flight");
+  static_assert(PREFETCH >= 1, "too few stages for the groups in flight");
   using Tiles = SwizzledTiles<S, Gemm1, BM, N, THREADS>;
   static constexpr int A_STAGE = Tiles::A_STAGE, B_STAGE = Tiles::B_STAGE;
   // 1024 bytes of slack to align the stages for the 128-byte swizzle.
@@ -53,16 +63,16 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
     for (int i = 0; i < N / 2; ++i)
       acc[i] = 0.f;
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < PREFETCH; ++s) {
       if (s < KT)
         Tiles::load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
       cp_async_commit();
     }
     for (int kt = 0; kt < KT; ++kt) {
-      cp_async_wait<STAGES - 2>();
+      cp_async_wait<PREFETCH - 1>();
       fence_proxy_async_shared(); // our cp.async writes -> wgmma's async reads
-      __syncthreads(); // stage kt landed everywhere; wgmma of kt-1 finished
-      const int next = kt + STAGES - 1;
+      __syncthreads(); // stage kt landed everywhere; the stage reloaded below is retired
+      const int next = kt + PREFETCH;
       if (next < KT)
         Tiles::load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
                           a_src, b_src, next, p.x);
@@ -75,8 +85,9 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
         Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16),
                                       wgmma_desc(tB + kk * 16), 1);
       wgmma_commit();
-      wgmma_wait<0>();
+      wgmma_wait<INFLIGHT>();
     }
+    wgmma_wait<0>();
     cp_async_wait<0>();
     epilogue(p, tile, n0, wg, acc);
   }

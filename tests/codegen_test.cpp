@@ -64,13 +64,17 @@ TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
   EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s4_wgmma");
   EXPECT_EQ(spec.threads(), 256);
   const std::string src = generateSource(spec);
-  EXPECT_NE(src.find("WgmmaGemm<S, WgmmaTile<128, 64, 4>, true>"), std::string::npos);
+  EXPECT_NE(src.find("WgmmaGemm<S, WgmmaTile<128, 64, 4, 0>, true>"), std::string::npos);
   auto parsed = parseTileConfig("bm128_bn64_s4_wgmma");
   ASSERT_TRUE(static_cast<bool>(parsed));
   EXPECT_EQ(*parsed, t);
   auto plain = parseTileConfig("bm64_bn128_s3_w2x2");
   ASSERT_TRUE(static_cast<bool>(plain));
   EXPECT_EQ(*plain, (TileConfig{64, 128, 3, 2, 2}));
+  auto f1 = parseTileConfig("bm128_bn64_s4_wgmma_f1");
+  ASSERT_TRUE(static_cast<bool>(f1));
+  EXPECT_EQ(f1->inflight, 1);
+  EXPECT_EQ(f1->suffix(), "bm128_bn64_s4_wgmma_f1");
   auto bad = parseTileConfig("bm64_bn128");
   EXPECT_FALSE(static_cast<bool>(bad));
   llvm::consumeError(bad.takeError());

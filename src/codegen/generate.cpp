@@ -93,8 +93,8 @@ std::string generateSource(const KernelSpec &spec) {
     if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       out += "#include \"moe_gemm_wgmma.cuh\"\n";
-      body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}>, {}>;\n",
-                         t.bm, t.bn, t.stages, gemm1);
+      body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n",
+                         t.bm, t.bn, t.stages, t.inflight, gemm1);
     } else if (spec.usesMma()) {
       const TileConfig &t = spec.tile;
       out += "#include \"moe_gemm_mma.cuh\"\n";

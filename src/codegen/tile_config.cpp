@@ -15,7 +15,8 @@ int bRows(const TileConfig &c, GemmKind kind) {
 
 std::string TileConfig::suffix() const {
   if (wgmma)
-    return fmt::format("bm{}_bn{}_s{}_wgmma", bm, bn, stages);
+    return fmt::format("bm{}_bn{}_s{}_wgmma{}", bm, bn, stages,
+                       inflight ? fmt::format("_f{}", inflight) : "");
   return fmt::format("bm{}_bn{}_s{}_w{}x{}", bm, bn, stages, warps_m, warps_n);
 }
 
@@ -23,9 +24,12 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   TileConfig c;
   char tail = 0;
   int used = 0;
-  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn,
+  const bool f1 = text.size() > 3 && text.compare(text.size() - 3, 3, "_f1") == 0;
+  const std::string core = f1 ? text.substr(0, text.size() - 3) : text;
+  if (std::sscanf(core.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn,
                   &c.stages, &used) == 3 &&
-      used == static_cast<int>(text.size())) {
+      used == static_cast<int>(core.size())) {
+    c.inflight = f1 ? 1 : 0;
     c.wgmma = true;
     c.warps_m = c.warps_n = 0; // unused by wgmma configs
     return c;
@@ -65,6 +69,8 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
       return fail("wgmma needs 64, 128 or 256 B rows (GEMM1: 2*bn)");
     if ((b_rows * 8) % threads != 0)
       return fail("16-byte chunks of a stage must split evenly over threads");
+    if (c.inflight < 0 || c.inflight > 1 || c.stages < 2 + c.inflight)
+      return fail("wgmma keeps 0 or 1 groups in flight, with stages >= 2 + that");
     if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
       return fail("needs more shared memory than a block can have");
     return llvm::Error::success();

@@ -20,10 +20,12 @@ struct TileConfig {
   /// Hopper path (sm_90a): wgmma from shared memory, one warpgroup per 64
   /// rows; warps_m/warps_n are then unused.
   bool wgmma = false;
+  /// wgmma only: groups left in flight across k-tiles (0 or 1).
+  int inflight = 0;
 
   bool operator==(const TileConfig &) const = default;
-  /// "bm128_bn64_s3_w2x2" or "bm128_bn64_s3_wgmma": the part of a kernel
-  /// name that spells the config.
+  /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma" or (one group in flight)
+  /// "bm128_bn64_s4_wgmma_f1": the part of a kernel name that spells it.
   std::string suffix() const;
 };
 

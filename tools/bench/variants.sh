@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
 # Times tile-config variants of the seed shape in one device call.
-# Logs under $OUT.
+# Usage: tools/bench/variants.sh "T1 T2 ..." CONFIG... ; logs under $OUT.
 set -uo pipefail
 out=${OUT:-out}
 mkdir -p "$out"
-export MOEJIT_CACHE_DIR=$(mktemp -d)
-configs=(bm128_bn64_s3_w2x2:bm128_bn128_s3_w2x2 bm64_bn64_s3_w2x2:bm64_bn128_s3_w2x2
-  bm128_bn64_s3_wgmma:bm128_bn128_s3_wgmma bm128_bn64_s4_wgmma:bm128_bn128_s4_wgmma
-  bm128_bn128_s3_wgmma:bm128_bn256_s3_wgmma bm128_bn128_s4_wgmma:bm128_bn256_s4_wgmma
-  bm64_bn64_s4_wgmma:bm64_bn128_s4_wgmma bm64_bn128_s4_wgmma:bm64_bn256_s4_wgmma
-  bm256_bn64_s3_wgmma:bm256_bn128_s3_wgmma)
+export MOEJIT_CACHE_DIR=${MOEJIT_CACHE_DIR:-$(mktemp -d)}
+tokens=()
+for t in $1; do tokens+=(--tokens "$t"); done
+shift
 args=()
-for c in "${configs[@]}"; do args+=(--config "$c"); done
-./build/moejit bench --tokens 512 --tokens 1024 --tokens 2048 --tokens 4096 --tokens 8192 --tokens 32768 "${args[@]}" --runs 20 --json "$out/variants.json" 2>&1 | tee "$out/variants.log"
+for c in "$@"; do args+=(--config "$c"); done
+./build/moejit bench "${tokens[@]}" "${args[@]}" --runs 20 2>&1 | tee -a "$out/variants.log" |
+  awk '/custom/ {print $1, $4, $5, $8, $10, $11}'
