@@ -17,23 +17,24 @@ int64_t bucketTokens(int bucket) { return int64_t{1} << bucket; }
 namespace {
 // Chosen from measured variants on the H200 (tools/bench/NOTES.md, seed
 // shape). While weights dominate (<= 16 rows per expert) 16-row mma.sync
-// tiles stream them best. On sm_90a everything larger goes to wgmma:
-// 64-row tiles at ~32 rows per expert, 128-row tiles after that, 256-row
-// tiles from 2048 rows. Elsewhere mma.sync with 64- then 128-row tiles.
+// tiles stream them best. On sm_90a everything larger goes to wgmma: 64-row
+// tiles near 32 rows per expert, 128-row tiles (2 blocks per SM) up to a few
+// hundred rows, then 256-row tiles, 4 stages, one wgmma group in flight.
+// Elsewhere mma.sync with 64- then 128-row tiles.
 GemmPlan planForRows(double rows_per_expert, bool hopper) {
   using codegen::TileConfig;
   if (rows_per_expert <= 16)
     return {TileConfig{16, 64, 4, 1, 4}, TileConfig{16, 128, 4, 1, 4}};
   if (hopper) {
-    auto wgmma = [](int bm, int bn1, int bn2, int stages) {
-      return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true},
-                      TileConfig{bm, bn2, stages, 0, 0, true}};
+    auto wgmma = [](int bm, int stages, int inflight) {
+      return GemmPlan{TileConfig{bm, 64, stages, 0, 0, true, inflight},
+                      TileConfig{bm, 128, stages, 0, 0, true, inflight}};
     };
     if (rows_per_expert <= 32)
-      return wgmma(64, 64, 128, 4);
-    if (rows_per_expert < 2048)
-      return wgmma(128, 64, 128, 3);
-    return wgmma(256, 64, 128, 3);
+      return wgmma(64, 4, 0);
+    if (rows_per_expert < 512)
+      return wgmma(128, 3, 0);
+    return wgmma(256, 4, 1);
   }
   if (rows_per_expert <= 128)
     return {TileConfig{64, 64, 3, 2, 2}, TileConfig{64, 128, 3, 2, 2}};
