@@ -16,7 +16,8 @@ namespace moejit::driver {
   X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)       \
   X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)           \
   X(cuCtxSynchronize) X(cuCtxGetDevice) X(cuModuleLoadData) X(cuModuleUnload)                    \
-  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuLaunchKernel)               \
+  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)          \
+  X(cuLaunchKernel)               \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)     \
   X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)                      \
   X(cuStreamSynchronize) X(cuStreamIsCapturing) X(cuStreamBeginCapture)        \

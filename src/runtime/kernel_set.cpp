@@ -58,9 +58,14 @@ llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
     MOEJIT_CU(cuFuncSetAttribute(k.function,
                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  k.dynamic_shared));
+  // Registers and static shared memory come from the loaded function: the
+  // ptxas report in the metadata is missing when a tool rewrites the log.
+  int registers = 0, static_shared = 0;
+  MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
+  MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                               k.function));
   const store::EntryMeta &m = built.entry.meta;
-  k.info = {spec.name(), m.registers, m.spill_bytes,
-            m.static_shared_bytes + k.dynamic_shared,
+  k.info = {spec.name(), registers, m.spill_bytes, static_shared + k.dynamic_shared,
             built.from_cache ? 0.0 : m.compile_ms, built.from_cache};
   return k;
 }
