@@ -17,21 +17,29 @@ template <class S, bool Gemm1> struct GemmDims {
 };
 
 /// The row tile a block owns; `valid` is false for blocks past num_tiles
-/// (the grid is sized for the worst routing).
+/// (the grid is sized for the worst routing) or past the rows of a tile.
 struct RowTile {
   int expert, row_begin, row_end;
   bool valid;
 };
 
+/// Routing lists tiles of p.tile_m rows; a GEMM with BM-row blocks (BM
+/// divides tile_m) takes tile_m / BM consecutive blockIdx.y per list entry,
+/// so the two GEMMs can use different row tiles with one list.
+template <int BM>
 __device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
   RowTile t;
-  const int idx = blockIdx.y;
+  const int split = p.tile_m / BM;
+  const int idx = blockIdx.y / split, sub = blockIdx.y % split;
   t.valid = idx < *p.num_tiles;
   if (!t.valid)
     return t;
   t.expert = p.tiles[2 * idx];
-  t.row_begin = p.tiles[2 * idx + 1];
-  t.row_end = min(t.row_begin + p.tile_m, p.expert_offsets[t.expert + 1]);
+  const int list_begin = p.tiles[2 * idx + 1];
+  const int list_end = min(list_begin + p.tile_m, p.expert_offsets[t.expert + 1]);
+  t.row_begin = list_begin + sub * BM;
+  t.row_end = min(t.row_begin + BM, list_end);
+  t.valid = t.row_begin < t.row_end;
   return t;
 }
 

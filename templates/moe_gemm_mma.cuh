@@ -62,7 +62,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
   }
 
   static __device__ void run(const LaunchParams &p) {
-    const RowTile tile = load_row_tile(p);
+    const RowTile tile = load_row_tile<BM>(p);
     if (!tile.valid)
       return;
     extern __shared__ __align__(128) unsigned char smem[];

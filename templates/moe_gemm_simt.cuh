@@ -16,7 +16,7 @@ template <class S, bool Gemm1> struct SimtGemm {
   static_assert(S::DT == kFP32, "the fp32 path takes fp32 only");
 
   static __device__ void run(const LaunchParams &p) {
-    const RowTile tile = load_row_tile(p);
+    const RowTile tile = load_row_tile<BM>(p);
     if (!tile.valid)
       return;
     __shared__ float sA[BM][BK + 1];

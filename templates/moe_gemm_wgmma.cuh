@@ -41,7 +41,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
   static_assert(N == 64 || N == 128 || N == 256, "wgmma N of 64, 128 or 256");
 
   static __device__ void run(const LaunchParams &p) {
-    const RowTile tile = load_row_tile(p);
+    const RowTile tile = load_row_tile<BM>(p);
     if (!tile.valid)
       return;
     extern __shared__ unsigned char smem_raw[];

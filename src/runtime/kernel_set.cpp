@@ -139,8 +139,14 @@ std::vector<KernelInfo> KernelSetImpl::kernels() const {
 }
 
 namespace {
+/// Rows per routing tile: the larger bm of the two GEMMs (the smaller one
+/// divides it; each GEMM splits list tiles into its own blocks).
 int tileRows(const MoeShape &shape, const GemmPlan &g) {
-  return shape.dtype == DType::FP32 ? codegen::kSimtTile : g.gemm1.bm;
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile
+                                    : std::max(g.gemm1.bm, g.gemm2.bm);
+}
+int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bm;
 }
 int tileCols(const MoeShape &shape, const codegen::TileConfig &t) {
   return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bn;
@@ -209,7 +215,9 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   const GemmPlan &plan = plan_.buckets[bucketOf(a.tokens)];
   const LaunchGeometry geo =
       launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
-  if (geo.max_tiles > kMaxGridY)
+  const int split1 = geo.tile_m / gemmRows(shape_, plan.gemm1);
+  const int split2 = geo.tile_m / gemmRows(shape_, plan.gemm2);
+  if (geo.max_tiles * std::max(split1, split2) > kMaxGridY)
     return makeError(ErrorCode::InvalidArgument,
                      "moejit run: tokens = {} needs more row tiles than one "
                      "launch can hold; split the batch",
@@ -251,10 +259,10 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (llvm::Error e = launch(*route_scatter_, geo.route_blocks, 1, p, stream))
     return e;
   if (llvm::Error e = launch(g1, ceilDiv(shape_.intermediate, tileCols(shape_, plan.gemm1)),
-                             tiles, p, stream))
+                             tiles * split1, p, stream))
     return e;
   if (llvm::Error e = launch(g2, ceilDiv(shape_.hidden, tileCols(shape_, plan.gemm2)),
-                             tiles, p, stream))
+                             tiles * split2, p, stream))
     return e;
   return launch(*combine_, static_cast<unsigned>(a.tokens),
                 ceilDiv(shape_.hidden, int64_t{vec} * kCombineThreads), p, stream);

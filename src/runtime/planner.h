@@ -17,8 +17,8 @@ inline constexpr int kBucketCount = 17; // T = 1 .. 65536
 int bucketOf(int64_t tokens);
 int64_t bucketTokens(int bucket); ///< representative T: 2^bucket
 
-/// The two GEMM configs used together; they share bm because both walk the
-/// same tile list.
+/// The two GEMM configs used together. Routing lists tiles of the larger bm;
+/// the smaller bm must divide it (each GEMM splits list tiles into blocks).
 struct GemmPlan {
   codegen::TileConfig gemm1, gemm2;
   bool operator==(const GemmPlan &) const = default;

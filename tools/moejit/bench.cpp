@@ -223,8 +223,9 @@ runtime::GemmPlan parsePlan(const std::string &text) {
                       unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)))};
   throwIfError(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1));
   throwIfError(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2));
-  if (g.gemm1.bm != g.gemm2.bm)
-    throw Error(ErrorCode::InvalidArgument, "both GEMMs of a config must share bm");
+  const int lo = std::min(g.gemm1.bm, g.gemm2.bm), hi = std::max(g.gemm1.bm, g.gemm2.bm);
+  if (hi % lo != 0)
+    throw Error(ErrorCode::InvalidArgument, "the smaller bm must divide the larger");
   return g;
 }
 
