@@ -58,9 +58,6 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
     __syncthreads();
 
     const int wg = threadIdx.x / 128;
-    // An expert's last tile is often mostly empty: warpgroups with no valid
-    // row skip their wgmmas (they still load and meet every barrier).
-    const bool active = tile.row_begin + wg * 64 < tile.row_end;
     float acc[N / 2];
 #pragma unroll
     for (int i = 0; i < N / 2; ++i)
@@ -82,15 +79,13 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       cp_async_commit();
       const T *tA = sA + (kt % STAGES) * A_STAGE + wg * 64 * 64;
       const T *tB = sB + (kt % STAGES) * B_STAGE;
-      if (active) {
-        wgmma_fence();
+      wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
-          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16),
-                                        wgmma_desc(tB + kk * 16), 1);
-        wgmma_commit();
-        wgmma_wait<INFLIGHT>();
-      }
+      for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
+        Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16),
+                                      wgmma_desc(tB + kk * 16), 1);
+      wgmma_commit();
+      wgmma_wait<INFLIGHT>();
     }
     wgmma_wait<0>();
     cp_async_wait<0>();

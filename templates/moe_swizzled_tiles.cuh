@@ -1,9 +1,6 @@
 // Multistage shared-memory tiles for the grouped GEMMs: rows of 64 elements
 // (128 bytes), 16-byte chunks XOR-permuted by row % 8, filled with cp.async
-// from per-row source pointers (gathered rows). Rows without a source are
-// not loaded at all: a row of A (or B) only reaches its own output row (or
-// column), which the epilogue never stores. The K tail of a real row is
-// zero-filled, since it reaches valid outputs.
+// from per-row source pointers (gathered rows, zero-filled past the end).
 // This is the hardware's 128-byte swizzle, so with 1024-byte aligned stages
 // the same tiles feed ldmatrix (conflict-free) and wgmma descriptors.
 #pragma once
@@ -37,17 +34,15 @@ struct SwizzledTiles {
     for (int i = 0; i < BM * 8 / THREADS; ++i) {
       const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
       const T *src = a_src[r];
-      const bool ok = k0 + ch * 8 < D::K;
-      if (src != nullptr)
-        cp_async_16(sA + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
+      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
+      cp_async_16(sA + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
     }
 #pragma unroll
     for (int i = 0; i < B_ROWS * 8 / THREADS; ++i) {
       const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
       const T *src = b_src[r];
-      const bool ok = k0 + ch * 8 < D::K;
-      if (src != nullptr)
-        cp_async_16(sB + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
+      const bool ok = src != nullptr && k0 + ch * 8 < D::K;
+      cp_async_16(sB + swz(r, ch), ok ? src + k0 + ch * 8 : any_valid, ok);
     }
   }
 };
