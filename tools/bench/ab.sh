@@ -3,7 +3,7 @@
 set -uo pipefail
 other=$1
 cases="--tokens 2048 --tokens 8192 --tokens 32768"
-for bin in ./build/moejit "$other"; do
+for bin in ./build/moejit "$other" ./build/moejit "$other"; do  # alternate: heat hits both
   export MOEJIT_CACHE_DIR=$(mktemp -d)
   echo "== $bin"
   $bin bench $cases --runs 30 2>&1 | awk '/custom/ {print $1, $4, $5, $8, $10}'
