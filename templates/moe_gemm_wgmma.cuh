@@ -38,7 +38,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       1024 + STAGES * (A_STAGE + B_STAGE) * 2 + (BM + N) * 8;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM % 64 == 0 && BM <= 256, "one warpgroup per 64 rows");
-  static_assert(N == 64 || N == 128 || N == 256, "wgmma N of 64, 128 or 256");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
 
   static __device__ void run(const LaunchParams &p) {
     const RowTile tile = load_row_tile<BM>(p);

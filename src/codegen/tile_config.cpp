@@ -65,8 +65,8 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
   if (c.wgmma) {
     if (c.bm % 64 != 0 || c.bm > 256)
       return fail("wgmma needs bm of 64, 128, 192 or 256 (a warpgroup per 64 rows)");
-    if (b_rows != 64 && b_rows != 128 && b_rows != 256)
-      return fail("wgmma needs 64, 128 or 256 B rows (GEMM1: 2*bn)");
+    if (b_rows != 64 && b_rows != 128 && b_rows != 192 && b_rows != 256)
+      return fail("wgmma needs 64, 128, 192 or 256 B rows (GEMM1: 2*bn)");
     if ((b_rows * 8) % threads != 0)
       return fail("16-byte chunks of a stage must split evenly over threads");
     if (c.inflight < 0 || c.inflight > 1 || c.stages < 2 + c.inflight)
