@@ -19,22 +19,23 @@ namespace {
 // shape). While weights dominate (<= 16 rows per expert) 16-row mma.sync
 // tiles stream them best. On sm_90a everything larger goes to wgmma: 64-row
 // tiles near 32 rows per expert, 128-row tiles (2 blocks per SM) up to a few
-// hundred rows, then 256-row tiles, 4 stages, one wgmma group in flight.
-// Elsewhere mma.sync with 64- then 128-row tiles.
+// hundred rows, then 192x192 tiles (three warpgroups, 4 stages, one wgmma
+// group in flight): they beat 256x128 by padding an expert's ~512 rows to
+// 576 instead of 768. Elsewhere mma.sync with 64- then 128-row tiles.
 GemmPlan planForRows(double rows_per_expert, bool hopper) {
   using codegen::TileConfig;
   if (rows_per_expert <= 16)
     return {TileConfig{16, 64, 4, 1, 4}, TileConfig{16, 128, 4, 1, 4}};
   if (hopper) {
-    auto wgmma = [](int bm, int stages, int inflight) {
-      return GemmPlan{TileConfig{bm, 64, stages, 0, 0, true, inflight},
-                      TileConfig{bm, 128, stages, 0, 0, true, inflight}};
+    auto wgmma = [](int bm, int bn1, int bn2, int stages, int inflight) {
+      return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true, inflight},
+                      TileConfig{bm, bn2, stages, 0, 0, true, inflight}};
     };
     if (rows_per_expert <= 32)
-      return wgmma(64, 4, 0);
-    if (rows_per_expert < 512)
-      return wgmma(128, 3, 0);
-    return wgmma(256, 4, 1);
+      return wgmma(64, 64, 128, 4, 0);
+    if (rows_per_expert < 384)
+      return wgmma(128, 64, 128, 3, 0);
+    return wgmma(192, 96, 192, 4, 1);
   }
   if (rows_per_expert <= 128)
     return {TileConfig{64, 64, 3, 2, 2}, TileConfig{64, 128, 3, 2, 2}};
