@@ -33,10 +33,9 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
   static_assert(WARP_B % 16 == 0, "each warp needs B rows in pairs of n8 tiles");
   static_assert(!Gemm1 || (WARP_B / 2) % 8 == 0, "gate/up halves must be whole n8 tiles");
 
-  using Tiles = SwizzledTiles<S, Gemm1, BM, B_ROWS, THREADS>;
+  using Tiles = SwizzledTiles<S, Gemm1, BM, B_ROWS, THREADS, STAGES>;
   static constexpr int A_STAGE = Tiles::A_STAGE, B_STAGE = Tiles::B_STAGE;
-  static constexpr int SMEM_BYTES =
-      STAGES * (A_STAGE + B_STAGE) * 2 + (BM + B_ROWS) * 8;
+  static constexpr int SMEM_BYTES = Tiles::BYTES;
 
   /// A and B fragments of k16 step `kk` of a swizzled stage.
   static __device__ __forceinline__ void
@@ -66,16 +65,8 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
     if (!tile.valid)
       return;
     extern __shared__ __align__(128) unsigned char smem[];
-    T *sA = reinterpret_cast<T *>(smem);
-    T *sB = sA + STAGES * A_STAGE;
-    const T **a_src = reinterpret_cast<const T **>(sB + STAGES * B_STAGE);
-    const T **b_src = a_src + BM;
     const int n0 = blockIdx.x * Tl::BN;
-    for (int r = threadIdx.x; r < BM; r += THREADS)
-      a_src[r] = a_row_source<S, Gemm1>(p, tile, r);
-    for (int r = threadIdx.x; r < B_ROWS; r += THREADS)
-      b_src[r] = b_row_source<S, Gemm1, WARP_B>(p, tile.expert, n0, r);
-    __syncthreads();
+    const auto l = Tiles::template prepare<WARP_B>(smem, p, tile, n0);
 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int wm = warp / Tl::WN, wn = warp % Tl::WN;
@@ -91,7 +82,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
       if (s < KT)
-        Tiles::load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
+        Tiles::load_stage(l, s, s, p.x);
       cp_async_commit();
     }
     for (int kt = 0; kt < KT; ++kt) {
@@ -99,11 +90,10 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
       __syncthreads(); // stage kt landed; stage kt-1 is free for everyone
       const int next = kt + STAGES - 1;
       if (next < KT)
-        Tiles::load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
-                   a_src, b_src, next, p.x);
+        Tiles::load_stage(l, next % STAGES, next, p.x);
       cp_async_commit();
-      const T *tA = sA + (kt % STAGES) * A_STAGE;
-      const T *tB = sB + (kt % STAGES) * B_STAGE;
+      const T *tA = l.a + (kt % STAGES) * A_STAGE;
+      const T *tB = l.b + (kt % STAGES) * B_STAGE;
       // Fragments are double-buffered across the k16 steps so that the
       // ldmatrix of step kk+1 is in flight while the mmas of step kk issue.
       unsigned a[2][MT][4], b[2][NT][2];

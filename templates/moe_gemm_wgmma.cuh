@@ -31,11 +31,10 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
   static constexpr int PREFETCH = STAGES - 1 - INFLIGHT;
   static_assert(INFLIGHT == 0 || INFLIGHT == 1, "0 or 1 wgmma group in flight");
   static_assert(PREFETCH >= 1, "too few stages for the groups in flight");
-  using Tiles = SwizzledTiles<S, Gemm1, BM, N, THREADS>;
+  using Tiles = SwizzledTiles<S, Gemm1, BM, N, THREADS, STAGES>;
   static constexpr int A_STAGE = Tiles::A_STAGE, B_STAGE = Tiles::B_STAGE;
   // 1024 bytes of slack to align the stages for the 128-byte swizzle.
-  static constexpr int SMEM_BYTES =
-      1024 + STAGES * (A_STAGE + B_STAGE) * 2 + (BM + N) * 8;
+  static constexpr int SMEM_BYTES = 1024 + Tiles::BYTES;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM % 64 == 0 && BM <= 256, "one warpgroup per 64 rows");
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
@@ -46,16 +45,8 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       return;
     extern __shared__ unsigned char smem_raw[];
     unsigned char *smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-    T *sA = reinterpret_cast<T *>(smem);
-    T *sB = sA + STAGES * A_STAGE;
-    const T **a_src = reinterpret_cast<const T **>(sB + STAGES * B_STAGE);
-    const T **b_src = a_src + BM;
     const int n0 = blockIdx.x * Tl::BN;
-    for (int r = threadIdx.x; r < BM; r += THREADS)
-      a_src[r] = a_row_source<S, Gemm1>(p, tile, r);
-    for (int r = threadIdx.x; r < N; r += THREADS)
-      b_src[r] = b_row_source<S, Gemm1, N>(p, tile.expert, n0, r);
-    __syncthreads();
+    const auto l = Tiles::template prepare<N>(smem, p, tile, n0);
 
     const int wg = threadIdx.x / 128;
     float acc[N / 2];
@@ -65,7 +56,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
 #pragma unroll
     for (int s = 0; s < PREFETCH; ++s) {
       if (s < KT)
-        Tiles::load_stage(sA + s * A_STAGE, sB + s * B_STAGE, a_src, b_src, s, p.x);
+        Tiles::load_stage(l, s, s, p.x);
       cp_async_commit();
     }
     for (int kt = 0; kt < KT; ++kt) {
@@ -74,11 +65,10 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       __syncthreads(); // stage kt landed everywhere; the stage reloaded below is retired
       const int next = kt + PREFETCH;
       if (next < KT)
-        Tiles::load_stage(sA + (next % STAGES) * A_STAGE, sB + (next % STAGES) * B_STAGE,
-                          a_src, b_src, next, p.x);
+        Tiles::load_stage(l, next % STAGES, next, p.x);
       cp_async_commit();
-      const T *tA = sA + (kt % STAGES) * A_STAGE + wg * 64 * 64;
-      const T *tB = sB + (kt % STAGES) * B_STAGE;
+      const T *tA = l.a + (kt % STAGES) * A_STAGE + wg * 64 * 64;
+      const T *tB = l.b + (kt % STAGES) * B_STAGE;
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row

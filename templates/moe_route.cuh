@@ -36,6 +36,17 @@ template <class S> __device__ void route_count(const LaunchParams &p) {
     p.block_counts[e * p.route_blocks + blockIdx.x] = hist[e];
 }
 
+__device__ __forceinline__ int warp_inclusive_scan(int v) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const int t = __shfl_up_sync(0xffffffffu, v, off);
+    if (lane >= off)
+      v += t;
+  }
+  return v;
+}
+
 /// In-place exclusive scan of data[0, n) by the whole block; returns the
 /// total to every thread. Each round scans THREADS*4 consecutive values.
 template <int THREADS>
@@ -52,25 +63,13 @@ __device__ int block_exclusive_scan(int *data, int n) {
       v[j] = i0 + j < n ? data[i0 + j] : 0;
       local += v[j];
     }
-    int incl = local;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const int t = __shfl_up_sync(0xffffffffu, incl, off);
-      if (lane >= off)
-        incl += t;
-    }
+    const int incl = warp_inclusive_scan(local);
     if (lane == 31)
       warp_sums[warp] = incl;
     __syncthreads();
     if (warp == 0) {
       const int s = lane < THREADS / 32 ? warp_sums[lane] : 0;
-      int si = s;
-#pragma unroll
-      for (int off = 1; off < 32; off <<= 1) {
-        const int t = __shfl_up_sync(0xffffffffu, si, off);
-        if (lane >= off)
-          si += t;
-      }
+      const int si = warp_inclusive_scan(s);
       if (lane < THREADS / 32)
         warp_sums[lane] = si - s;
       if (lane == 31)
