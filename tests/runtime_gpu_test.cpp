@@ -8,6 +8,7 @@
 #include <llvm/Support/FileSystem.h>
 
 #include <cstring>
+#include <thread>
 
 using namespace moejit;
 using testkit::DeviceBuffer;
@@ -248,7 +249,13 @@ TEST(Runtime, BadArgumentsFailBeforeAnyLaunch) {
   expectCode(a, ErrorCode::InvalidArgument, "negative");
   a = p.args();
   a.y = const_cast<void *>(a.x);
-  expectCode(a, ErrorCode::InvalidArgument, "overlaps");
+  expectCode(a, ErrorCode::InvalidArgument, "y overlaps x");
+  a = p.args();
+  a.y = static_cast<char *>(a.workspace) + 256;
+  expectCode(a, ErrorCode::InvalidArgument, "y overlaps workspace");
+  a = p.args();
+  a.y = const_cast<void *>(a.down_proj);
+  expectCode(a, ErrorCode::InvalidArgument, "y overlaps down_proj");
   // tokens = 0 is a no-op, even with null pointers
   p.dy.fill(0x11);
   MoeArgs empty;
@@ -257,6 +264,19 @@ TEST(Runtime, BadArgumentsFailBeforeAnyLaunch) {
   std::vector<uint8_t> y(p.dy.bytes());
   p.dy.download(y.data(), y.size());
   EXPECT_EQ(y, std::vector<uint8_t>(y.size(), 0x11));
+}
+
+TEST(Runtime, ConcurrentGetsBuildOnce) {
+  REQUIRE_GPU();
+  const MoeShape s{3, 96, 48, 6, DType::FP16};
+  std::vector<std::shared_ptr<const KernelSet>> got(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i)
+    threads.emplace_back([&, i] { got[i] = runtime().get(s); });
+  for (auto &t : threads)
+    t.join();
+  for (const auto &k : got)
+    EXPECT_EQ(k.get(), got.front().get());
 }
 
 TEST(Runtime, GetIsSharedAndReportsResources) {

@@ -165,9 +165,6 @@ size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
 }
 
 llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
-  auto bad = [](const char *what) {
-    return makeError(ErrorCode::InvalidArgument, "moejit run: {}", what);
-  };
   struct Pointer {
     const char *name;
     const void *ptr;
@@ -188,11 +185,29 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
                        "moejit run: {} is not {}-byte aligned", p.name,
                        p.align);
   }
-  const int64_t y_bytes = a.tokens * shape_.hidden * dtype_bytes(shape_.dtype);
+  // y must not overlap any input or the workspace: kernels read those while
+  // the combine writes y.
+  const int64_t elem = dtype_bytes(shape_.dtype);
+  const int64_t T = a.tokens, H = shape_.hidden, I = shape_.intermediate,
+                E = shape_.experts, K = shape_.k;
+  const struct Range {
+    const char *name;
+    const void *ptr;
+    int64_t bytes;
+  } inputs[] = {{"x", a.x, T * H * elem},
+                {"gate_up_proj", a.gate_up_proj, E * 2 * I * H * elem},
+                {"down_proj", a.down_proj, E * H * I * elem},
+                {"top_k_index", a.top_k_index, T * K * 4},
+                {"top_k_weights", a.top_k_weights, T * K * 4},
+                {"workspace", a.workspace, static_cast<int64_t>(a.workspace_bytes)}};
   const auto *y = static_cast<const char *>(a.y);
-  const auto *x = static_cast<const char *>(a.x);
-  if (y < x + y_bytes && x < y + y_bytes)
-    return bad("y overlaps x");
+  const int64_t y_bytes = T * H * elem;
+  for (const Range &r : inputs) {
+    const auto *p = static_cast<const char *>(r.ptr);
+    if (y < p + r.bytes && p < y + y_bytes)
+      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}",
+                       r.name);
+  }
   const size_t need = workspace_bytes(a.tokens);
   if (a.workspace_bytes < need)
     return makeError(ErrorCode::WorkspaceTooSmall,
