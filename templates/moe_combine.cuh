@@ -21,9 +21,12 @@ template <class S> __device__ void combine(const LaunchParams &p) {
     const int e = p.top_k_index[t * S::K + j];
     if (e < 0 || e >= S::E)
       continue;
-    const T *src = static_cast<const T *>(p.partial) +
-                   (static_cast<long long>(t) * S::K + j) * S::H + c;
-    union { Vec16 v; T e[VEC]; } in;
+    const T *src =
+        static_cast<const T *>(p.partial) + (static_cast<long long>(t) * S::K + j) * S::H + c;
+    union {
+      Vec16 v;
+      T e[VEC];
+    } in;
     in.v = *reinterpret_cast<const Vec16 *>(src);
 #pragma unroll
     for (int v = 0; v < VEC; ++v)

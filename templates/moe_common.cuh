@@ -24,9 +24,9 @@ struct LaunchParams {
   void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
   void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
   int tokens;
-  int route_blocks;    // ceil(T*k / kRouteChunk)
-  int tile_m;          // rows per GEMM tile (BM of the chosen config)
-  int max_tiles;       // bound on tiles for any routing of T tokens
+  int route_blocks; // ceil(T*k / kRouteChunk)
+  int tile_m;       // rows per GEMM tile (BM of the chosen config)
+  int max_tiles;    // bound on tiles for any routing of T tokens
 };
 
 /// One 16-byte vector, for wide loads of any element type.

@@ -26,8 +26,7 @@ struct RowTile {
 /// Routing lists tiles of p.tile_m rows; a GEMM with BM-row blocks (BM
 /// divides tile_m) takes tile_m / BM consecutive blockIdx.y per list entry,
 /// so the two GEMMs can use different row tiles with one list.
-template <int BM>
-__device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
+template <int BM> __device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
   RowTile t;
   const int split = p.tile_m / BM;
   const int idx = blockIdx.y / split, sub = blockIdx.y % split;
@@ -45,8 +44,8 @@ __device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
 
 /// Source of A row r of the tile (nullptr past the expert's rows).
 template <class S, bool Gemm1>
-__device__ __forceinline__ const typename S::T *
-a_row_source(const LaunchParams &p, const RowTile &t, int r) {
+__device__ __forceinline__ const typename S::T *a_row_source(const LaunchParams &p,
+                                                             const RowTile &t, int r) {
   using T = typename S::T;
   const int row = t.row_begin + r;
   if (row >= t.row_end)
@@ -64,8 +63,8 @@ a_row_source(const LaunchParams &p, const RowTile &t, int r) {
 /// rows and the second half the up rows of the same columns, so the code that
 /// multiplies one group holds gate and up of a column side by side.
 template <class S, bool Gemm1, int Group>
-__device__ __forceinline__ const typename S::T *
-b_row_source(const LaunchParams &p, int expert, int n0, int r) {
+__device__ __forceinline__ const typename S::T *b_row_source(const LaunchParams &p, int expert,
+                                                             int n0, int r) {
   using T = typename S::T;
   if constexpr (Gemm1) {
     constexpr int half = Group / 2;
@@ -80,33 +79,27 @@ b_row_source(const LaunchParams &p, int expert, int n0, int r) {
     const int col = n0 + r;
     if (col >= S::H)
       return nullptr;
-    return static_cast<const T *>(p.down) +
-           (static_cast<long long>(expert) * S::H + col) * S::I;
+    return static_cast<const T *>(p.down) + (static_cast<long long>(expert) * S::H + col) * S::I;
   }
 }
 
-__device__ __forceinline__ float silu(float v) {
-  return v / (1.0f + __expf(-v));
-}
+__device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
 
 /// GEMM1 epilogue for columns col, col+1 (col even, < I) of sorted row `row`.
 template <class S>
-__device__ __forceinline__ void store_h(const LaunchParams &p, int row, int col,
-                                        float g0, float g1, float u0,
-                                        float u1) {
-  auto *h = static_cast<typename S::T *>(p.h) +
-            static_cast<long long>(row) * S::I + col;
+__device__ __forceinline__ void store_h(const LaunchParams &p, int row, int col, float g0, float g1,
+                                        float u0, float u1) {
+  auto *h = static_cast<typename S::T *>(p.h) + static_cast<long long>(row) * S::I + col;
   store2<S::DT>(h, silu(g0) * u0, silu(g1) * u1);
 }
 
 /// GEMM2 epilogue: `assignment` is t*k+j of the sorted row, `weight` its
 /// routing weight.
 template <class S>
-__device__ __forceinline__ void store_partial(const LaunchParams &p,
-                                              int assignment, float weight,
+__device__ __forceinline__ void store_partial(const LaunchParams &p, int assignment, float weight,
                                               int col, float v0, float v1) {
-  auto *out = static_cast<typename S::T *>(p.partial) +
-              static_cast<long long>(assignment) * S::H + col;
+  auto *out =
+      static_cast<typename S::T *>(p.partial) + static_cast<long long>(assignment) * S::H + col;
   store2<S::DT>(out, v0 * weight, v1 * weight);
 }
 

@@ -38,9 +38,9 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
   static constexpr int SMEM_BYTES = Tiles::BYTES;
 
   /// A and B fragments of k16 step `kk` of a swizzled stage.
-  static __device__ __forceinline__ void
-  load_fragments(const T *tA, const T *tB, int kk, int wm, int wn, int lane,
-                 unsigned (&a)[MT][4], unsigned (&b)[NT][2]) {
+  static __device__ __forceinline__ void load_fragments(const T *tA, const T *tB, int kk, int wm,
+                                                        int wn, int lane, unsigned (&a)[MT][4],
+                                                        unsigned (&b)[NT][2]) {
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       // lanes 0-15: rows 0-15 at k 0-7; lanes 16-31: the same rows at k 8-15
@@ -106,8 +106,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
         for (int i = 0; i < MT; ++i)
 #pragma unroll
           for (int j = 0; j < NT; ++j)
-            mma_16816<S::DT == kBF16>(acc[i][j], a[kk & 1][i], b[kk & 1][j][0],
-                                      b[kk & 1][j][1]);
+            mma_16816<S::DT == kBF16>(acc[i][j], a[kk & 1][i], b[kk & 1][j][0], b[kk & 1][j][1]);
       }
     }
     cp_async_wait<0>();
@@ -116,9 +115,8 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
 
   /// acc[i][j][v] is row wm*WARP_M + 16i + lane/4 + 8*(v/2) and B-row column
   /// 8j + 2*(lane%4) + v%2 of the warp's slice.
-  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile,
-                                  int n0, int wm, int wn, int lane,
-                                  float (&acc)[MT][NT][4]) {
+  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile, int n0, int wm,
+                                  int wn, int lane, float (&acc)[MT][NT][4]) {
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
 #pragma unroll

@@ -62,7 +62,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
     for (int kt = 0; kt < KT; ++kt) {
       cp_async_wait<PREFETCH - 1>();
       fence_proxy_async_shared(); // our cp.async writes -> wgmma's async reads
-      __syncthreads(); // stage kt landed everywhere; the stage reloaded below is retired
+      __syncthreads();            // stage kt landed everywhere; the stage reloaded below is retired
       const int next = kt + PREFETCH;
       if (next < KT)
         Tiles::load_stage(l, next % STAGES, next, p.x);
@@ -72,8 +72,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
-        Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16),
-                                      wgmma_desc(tB + kk * 16), 1);
+        Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16), 1);
       wgmma_commit();
       wgmma_wait<INFLIGHT>();
     }
@@ -84,8 +83,8 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
 
   /// acc[i] is row 64*wg + 16*warp + lane/4 + 8*((i>>1)&1) and B-row column
   /// 8*(i>>2) + 2*(lane%4) + i%2; GEMM1's up column c+N/2 sits at i + N/4.
-  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile,
-                                  int n0, int wg, float (&acc)[N / 2]) {
+  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile, int n0, int wg,
+                                  float (&acc)[N / 2]) {
     const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
     // Each thread touches two rows: r0 and r0 + 8.
     const int r0 = tile.row_begin + wg * 64 + warp * 16 + (lane >> 2);

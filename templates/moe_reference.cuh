@@ -8,8 +8,7 @@
 namespace moejit_dev {
 
 template <class S>
-__device__ float warp_dot(const typename S::T *a, const typename S::T *b,
-                          int n) {
+__device__ float warp_dot(const typename S::T *a, const typename S::T *b, int n) {
   float s = 0.f;
   for (int i = threadIdx.x & 31; i < n; i += 32)
     s += to_float<S::DT>(a[i]) * to_float<S::DT>(b[i]);
@@ -52,7 +51,8 @@ template <class S> __device__ void reference_y(const LaunchParams &p) {
     if (e < 0 || e >= S::E)
       continue;
     const T *d = static_cast<const T *>(p.down) + (static_cast<long long>(e) * S::H + n) * S::I;
-    const float *h = static_cast<const float *>(p.h) + (static_cast<long long>(t) * S::K + j) * S::I;
+    const float *h =
+        static_cast<const float *>(p.h) + (static_cast<long long>(t) * S::K + j) * S::I;
     float s = 0.f;
     for (int i = threadIdx.x & 31; i < S::I; i += 32)
       s += to_float<S::DT>(d[i]) * h[i];

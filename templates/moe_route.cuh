@@ -49,8 +49,7 @@ __device__ __forceinline__ int warp_inclusive_scan(int v) {
 
 /// In-place exclusive scan of data[0, n) by the whole block; returns the
 /// total to every thread. Each round scans THREADS*4 consecutive values.
-template <int THREADS>
-__device__ int block_exclusive_scan(int *data, int n) {
+template <int THREADS> __device__ int block_exclusive_scan(int *data, int n) {
   __shared__ int warp_sums[THREADS / 32];
   __shared__ int round_total;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -94,8 +93,7 @@ __device__ int block_exclusive_scan(int *data, int n) {
 /// order with p.tile_m rows per tile, and num_tiles.
 template <class S> __device__ void route_scan(const LaunchParams &p) {
   __shared__ int tile_start[S::E + 1];
-  const int total = block_exclusive_scan<kScanThreads>(p.block_counts,
-                                                       S::E * p.route_blocks);
+  const int total = block_exclusive_scan<kScanThreads>(p.block_counts, S::E * p.route_blocks);
   for (int e = threadIdx.x; e < S::E; e += kScanThreads)
     p.expert_offsets[e] = p.block_counts[e * p.route_blocks];
   if (threadIdx.x == 0)

@@ -10,8 +10,7 @@
 
 namespace moejit_dev {
 
-template <class S, bool Gemm1, int BM, int B_ROWS, int THREADS, int STAGES>
-struct SwizzledTiles {
+template <class S, bool Gemm1, int BM, int B_ROWS, int THREADS, int STAGES> struct SwizzledTiles {
   using T = typename S::T;
   using D = GemmDims<S, Gemm1>;
   static constexpr int BK = 64;
@@ -22,8 +21,8 @@ struct SwizzledTiles {
                 "16-byte chunks must split evenly over the threads");
 
   struct Layout {
-    T *a, *b;                  // STAGES tiles each
-    const T **a_src, **b_src;  // source of each row (nullptr: zero row)
+    T *a, *b;                 // STAGES tiles each
+    const T **a_src, **b_src; // source of each row (nullptr: zero row)
   };
 
   /// Element offset of 16-byte chunk `ch` of row `r`: chunks are permuted by
@@ -36,8 +35,8 @@ struct SwizzledTiles {
   /// block's tile (B rows in groups of `Group`, see b_row_source); ends with
   /// a barrier.
   template <int Group>
-  static __device__ Layout prepare(unsigned char *base, const LaunchParams &p,
-                                   const RowTile &tile, int n0) {
+  static __device__ Layout prepare(unsigned char *base, const LaunchParams &p, const RowTile &tile,
+                                   int n0) {
     Layout l;
     l.a = reinterpret_cast<T *>(base);
     l.b = l.a + STAGES * A_STAGE;
@@ -52,15 +51,14 @@ struct SwizzledTiles {
   }
 
   /// Issues the cp.async copies of k-tile `kt` into `stage` (no commit).
-  static __device__ void load_stage(const Layout &l, int stage, int kt,
-                                    const void *any_valid) {
+  static __device__ void load_stage(const Layout &l, int stage, int kt, const void *any_valid) {
     load_rows<BM>(l.a + stage * A_STAGE, l.a_src, kt * BK, any_valid);
     load_rows<B_ROWS>(l.b + stage * B_STAGE, l.b_src, kt * BK, any_valid);
   }
 
   template <int ROWS>
-  static __device__ __forceinline__ void load_rows(T *dst, const T *const *src_rows,
-                                                   int k0, const void *any_valid) {
+  static __device__ __forceinline__ void load_rows(T *dst, const T *const *src_rows, int k0,
+                                                   const void *any_valid) {
 #pragma unroll
     for (int i = 0; i < ROWS * 8 / THREADS; ++i) {
       const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;

@@ -88,7 +88,8 @@ TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   EXPECT_EQ(message({128, 64, 3, 2, 2}, GemmKind::Gemm1), "");
   EXPECT_NE(message({24, 64, 3, 1, 4}, GemmKind::Gemm1).find("16-row"), std::string::npos);
   EXPECT_NE(message({128, 64, 1, 2, 2}, GemmKind::Gemm1).find("stages"), std::string::npos);
-  EXPECT_NE(message({128, 24, 3, 2, 2}, GemmKind::Gemm2).find("multiples of 16"), std::string::npos);
+  EXPECT_NE(message({128, 24, 3, 2, 2}, GemmKind::Gemm2).find("multiples of 16"),
+            std::string::npos);
   EXPECT_NE(message({256, 256, 8, 2, 2}, GemmKind::Gemm1).find("shared memory"), std::string::npos);
   EXPECT_NE(message({128, 64, 3, 8, 8}, GemmKind::Gemm1).find("1024 threads"), std::string::npos);
   EXPECT_NE(message({96, 64, 3, 0, 0, true}, GemmKind::Gemm1).find("warpgroup"), std::string::npos);

@@ -34,8 +34,7 @@ TEST(Nvrtc, ParsesPtxasReport) {
 
 /// Every kernel `run` uses for a shape compiles for both targets, without
 /// spilling, and yields a cubin (ELF).
-class CompileEveryKernel
-    : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
+class CompileEveryKernel : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
 
 TEST_P(CompileEveryKernel, SeedShape) {
   const auto [arch, dtype] = GetParam();
@@ -45,18 +44,19 @@ TEST_P(CompileEveryKernel, SeedShape) {
   for (const codegen::KernelSpec &spec : specs) {
     auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch);
     ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
-    EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f" "ELF") << spec.name();
+    EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
+                                            "ELF")
+        << spec.name();
     EXPECT_GT(compiled->resources.registers, 0) << spec.name();
     EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Targets, CompileEveryKernel,
-    ::testing::Values(std::make_tuple("sm_80", DType::BF16),
-                      std::make_tuple("sm_90a", DType::BF16),
-                      std::make_tuple("sm_90a", DType::FP16),
-                      std::make_tuple("sm_90a", DType::FP32)));
+INSTANTIATE_TEST_SUITE_P(Targets, CompileEveryKernel,
+                         ::testing::Values(std::make_tuple("sm_80", DType::BF16),
+                                           std::make_tuple("sm_90a", DType::BF16),
+                                           std::make_tuple("sm_90a", DType::FP16),
+                                           std::make_tuple("sm_90a", DType::FP32)));
 
 TEST(Nvrtc, FailureCarriesLogOptionsAndKeptSource) {
   const std::string source = "extern \"C\" __global__ void broken() { this_is_not_defined(); }\n";

@@ -15,11 +15,11 @@ using testkit::DeviceBuffer;
 
 namespace {
 
-#define REQUIRE_GPU()                                                          \
-  do {                                                                         \
-    std::string why;                                                           \
-    if (!testkit::gpuAvailable(why))                                           \
-      GTEST_SKIP() << "no GPU: " << why;                                       \
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (!testkit::gpuAvailable(why))                                                               \
+      GTEST_SKIP() << "no GPU: " << why;                                                           \
   } while (0)
 
 Runtime &runtime() {
@@ -42,8 +42,7 @@ struct Problem {
   DeviceBuffer dx, dgu, ddown, dindex, dweights, dy, dworkspace;
   std::shared_ptr<const KernelSet> kernels;
 
-  Problem(MoeShape s, int64_t t, Routing mode, uint64_t seed)
-      : shape(s), tokens(t) {
+  Problem(MoeShape s, int64_t t, Routing mode, uint64_t seed) : shape(s), tokens(t) {
     x = testkit::randomTensor(s.dtype, t * s.hidden, 1.0f, seed);
     gate_up = testkit::randomTensor(s.dtype, size_t(s.experts) * 2 * s.intermediate * s.hidden,
                                     1.0f / std::sqrt(float(s.hidden)), seed + 1);
@@ -99,9 +98,8 @@ struct Problem {
     testkit::HostTensor out;
     out.dtype = shape.dtype;
     out.bytes = y;
-    return testkit::relativeError(
-        testkit::toDoubles(out),
-        testkit::referenceMoe(shape, tokens, x, gate_up, down, routing));
+    return testkit::relativeError(testkit::toDoubles(out),
+                                  testkit::referenceMoe(shape, tokens, x, gate_up, down, routing));
   }
 };
 
@@ -117,8 +115,7 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   const char *mode[] = {"random", "oneexpert", "outofrange"};
   return std::string(dtype_name(c.dtype)) + "_k" + std::to_string(c.k) + "_h" +
          std::to_string(c.hidden) + "_i" + std::to_string(c.intermediate) + "_e" +
-         std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" +
-         mode[int(c.routing)];
+         std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" + mode[int(c.routing)];
 }
 
 class MatchesReference : public ::testing::TestWithParam<Case> {};
@@ -126,27 +123,29 @@ class MatchesReference : public ::testing::TestWithParam<Case> {};
 TEST_P(MatchesReference, RelativeErrorUnderLimit) {
   REQUIRE_GPU();
   const Case &c = GetParam();
-  Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens,
-            c.routing, 1000 + c.tokens);
+  Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens, c.routing,
+            1000 + c.tokens);
   const double err = p.error(p.run());
   EXPECT_LT(err, testkit::errorLimit(c.dtype)) << "relative Frobenius error";
 }
 
 constexpr DType BF = DType::BF16, FP16 = DType::FP16, FP32 = DType::FP32;
 
-INSTANTIATE_TEST_SUITE_P(
-    Seed, MatchesReference,
-    ::testing::Values(Case{8, 2048, 768, 128, BF, 1}, Case{8, 2048, 768, 128, BF, 7},
-                      Case{8, 2048, 768, 128, BF, 128}, Case{8, 2048, 768, 128, FP16, 128},
-                      Case{8, 2048, 768, 8, BF, 128}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Seed, MatchesReference,
+                         ::testing::Values(Case{8, 2048, 768, 128, BF, 1},
+                                           Case{8, 2048, 768, 128, BF, 7},
+                                           Case{8, 2048, 768, 128, BF, 128},
+                                           Case{8, 2048, 768, 128, FP16, 128},
+                                           Case{8, 2048, 768, 8, BF, 128}),
+                         caseName);
 
-INSTANTIATE_TEST_SUITE_P(
-    Tokens, MatchesReference,
-    ::testing::Values(Case{2, 256, 128, 8, BF, 1}, Case{2, 256, 128, 8, BF, 7},
-                      Case{2, 256, 128, 8, BF, 128}, Case{2, 256, 128, 8, BF, 1000},
-                      Case{2, 256, 128, 8, BF, 8192}, Case{1, 128, 64, 64, BF, 8192}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Tokens, MatchesReference,
+                         ::testing::Values(Case{2, 256, 128, 8, BF, 1}, Case{2, 256, 128, 8, BF, 7},
+                                           Case{2, 256, 128, 8, BF, 128},
+                                           Case{2, 256, 128, 8, BF, 1000},
+                                           Case{2, 256, 128, 8, BF, 8192},
+                                           Case{1, 128, 64, 64, BF, 8192}),
+                         caseName);
 
 INSTANTIATE_TEST_SUITE_P(
     KAndExperts, MatchesReference,
@@ -155,29 +154,29 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{6, 512, 256, 64, FP16, 1000}, Case{8, 128, 64, 8, BF, 1000}),
     caseName);
 
-INSTANTIATE_TEST_SUITE_P(
-    OddSizes, MatchesReference,
-    ::testing::Values(Case{2, 1032, 584, 8, BF, 128}, Case{2, 1032, 584, 8, FP16, 128},
-                      Case{2, 1032, 584, 8, FP32, 128}, Case{2, 1032, 584, 8, BF, 2000},
-                      Case{3, 72, 40, 5, BF, 1000},
-                      Case{2, 8, 8, 3, BF, 17}, Case{2, 8, 8, 3, FP32, 17}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(OddSizes, MatchesReference,
+                         ::testing::Values(Case{2, 1032, 584, 8, BF, 128},
+                                           Case{2, 1032, 584, 8, FP16, 128},
+                                           Case{2, 1032, 584, 8, FP32, 128},
+                                           Case{2, 1032, 584, 8, BF, 2000},
+                                           Case{3, 72, 40, 5, BF, 1000}, Case{2, 8, 8, 3, BF, 17},
+                                           Case{2, 8, 8, 3, FP32, 17}),
+                         caseName);
 
-INSTANTIATE_TEST_SUITE_P(
-    Fp32, MatchesReference,
-    ::testing::Values(Case{2, 256, 128, 8, FP32, 1}, Case{8, 256, 128, 64, FP32, 1000},
-                      Case{6, 512, 256, 64, FP32, 128}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Fp32, MatchesReference,
+                         ::testing::Values(Case{2, 256, 128, 8, FP32, 1},
+                                           Case{8, 256, 128, 64, FP32, 1000},
+                                           Case{6, 512, 256, 64, FP32, 128}),
+                         caseName);
 
-INSTANTIATE_TEST_SUITE_P(
-    Routings, MatchesReference,
-    ::testing::Values(Case{1, 256, 128, 64, BF, 1000, Routing::OneExpert},
-                      Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
-                      Case{1, 256, 128, 64, BF, 8192, Routing::OneExpert},
-                      Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
-                      Case{2, 256, 128, 8, FP32, 7, Routing::OutOfRange},
-                      Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange}),
-    caseName);
+INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
+                         ::testing::Values(Case{1, 256, 128, 64, BF, 1000, Routing::OneExpert},
+                                           Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
+                                           Case{1, 256, 128, 64, BF, 8192, Routing::OneExpert},
+                                           Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
+                                           Case{2, 256, 128, 8, FP32, 7, Routing::OutOfRange},
+                                           Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange}),
+                         caseName);
 
 TEST(Runtime, BitwiseRepeatable) {
   REQUIRE_GPU();

@@ -26,7 +26,10 @@ public:
 
 Entry sampleEntry() {
   Entry e;
-  e.cubin = std::string("\x7f" "ELF", 4) + std::string(1000, '\x01');
+  e.cubin = std::string("\x7f"
+                        "ELF",
+                        4) +
+            std::string(1000, '\x01');
   e.meta = {"moe_gemm1_test", "sm_90a", 128, 0, 512, 321.5};
   return e;
 }
@@ -69,8 +72,8 @@ TEST(Store, MissThenHitAcrossInstances) {
   // no temporary files are left behind
   std::error_code ec;
   int files = 0;
-  for (llvm::sys::fs::directory_iterator it(dir.path + "/v1/" + kId, ec), end;
-       it != end && !ec; it.increment(ec))
+  for (llvm::sys::fs::directory_iterator it(dir.path + "/v1/" + kId, ec), end; it != end && !ec;
+       it.increment(ec))
     ++files;
   EXPECT_EQ(files, 1);
 }
@@ -83,9 +86,12 @@ TEST(Store, CorruptOrTruncatedEntryIsAMissAndIsReplaced) {
   const std::string good = readFile(path);
   for (int variant = 0; variant < 3; ++variant) {
     std::string bad = good;
-    if (variant == 0) bad.resize(bad.size() / 2);        // truncated
-    if (variant == 1) bad[bad.size() / 2] ^= 0x40;       // flipped bit
-    if (variant == 2) bad = "garbage";                   // not an entry
+    if (variant == 0)
+      bad.resize(bad.size() / 2); // truncated
+    if (variant == 1)
+      bad[bad.size() / 2] ^= 0x40; // flipped bit
+    if (variant == 2)
+      bad = "garbage"; // not an entry
     writeFile(path, bad);
     EXPECT_FALSE(s.load(kId, "k")) << variant;
     s.publish(kId, "k", sampleEntry());

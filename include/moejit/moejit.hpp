@@ -23,10 +23,10 @@ enum class DType { BF16, FP16, FP32 };
 /// The one shape a kernel set is specialised to. T (tokens) is not part of
 /// it: one kernel set serves every T.
 struct MoeShape {
-  int k = 0;             ///< experts per token, 1..experts
-  int hidden = 0;        ///< H, multiple of 8
-  int intermediate = 0;  ///< I, multiple of 8
-  int experts = 0;       ///< E, 1..kMaxExperts
+  int k = 0;            ///< experts per token, 1..experts
+  int hidden = 0;       ///< H, multiple of 8
+  int intermediate = 0; ///< I, multiple of 8
+  int experts = 0;      ///< E, 1..kMaxExperts
   DType dtype = DType::BF16;
 };
 
@@ -48,8 +48,7 @@ enum class ErrorCode {
 /// The one exception type the public API throws.
 class Error : public std::runtime_error {
 public:
-  Error(ErrorCode code, const std::string &message)
-      : std::runtime_error(message), code_(code) {}
+  Error(ErrorCode code, const std::string &message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const { return code_; }
 
 private:
@@ -76,9 +75,9 @@ struct MoeArgs {
 struct KernelInfo {
   std::string name;
   int registers = 0;
-  int spill_bytes = 0;     ///< spill stores + loads reported by ptxas
-  int shared_bytes = 0;    ///< static + dynamic shared memory per block
-  double compile_ms = 0;   ///< 0 when loaded from the disk cache
+  int spill_bytes = 0;   ///< spill stores + loads reported by ptxas
+  int shared_bytes = 0;  ///< static + dynamic shared memory per block
+  double compile_ms = 0; ///< 0 when loaded from the disk cache
   bool from_cache = false;
 };
 

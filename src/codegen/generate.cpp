@@ -17,43 +17,49 @@ struct KindInfo {
 
 KindInfo info(KernelKind kind) {
   switch (kind) {
-  case KernelKind::RouteCount: return {"route_count", "moe_route.cuh", "route_count<S>"};
-  case KernelKind::RouteScan: return {"route_scan", "moe_route.cuh", "route_scan<S>"};
-  case KernelKind::RouteScatter: return {"route_scatter", "moe_route.cuh", "route_scatter<S>"};
-  case KernelKind::Gemm1: return {"gemm1", nullptr, nullptr};
-  case KernelKind::Gemm2: return {"gemm2", nullptr, nullptr};
-  case KernelKind::Combine: return {"combine", "moe_combine.cuh", "combine<S>"};
-  case KernelKind::ReferenceH: return {"reference_h", "moe_reference.cuh", "reference_h<S>"};
-  case KernelKind::ReferenceY: return {"reference_y", "moe_reference.cuh", "reference_y<S>"};
+  case KernelKind::RouteCount:
+    return {"route_count", "moe_route.cuh", "route_count<S>"};
+  case KernelKind::RouteScan:
+    return {"route_scan", "moe_route.cuh", "route_scan<S>"};
+  case KernelKind::RouteScatter:
+    return {"route_scatter", "moe_route.cuh", "route_scatter<S>"};
+  case KernelKind::Gemm1:
+    return {"gemm1", nullptr, nullptr};
+  case KernelKind::Gemm2:
+    return {"gemm2", nullptr, nullptr};
+  case KernelKind::Combine:
+    return {"combine", "moe_combine.cuh", "combine<S>"};
+  case KernelKind::ReferenceH:
+    return {"reference_h", "moe_reference.cuh", "reference_h<S>"};
+  case KernelKind::ReferenceY:
+    return {"reference_y", "moe_reference.cuh", "reference_y<S>"};
   }
   return {"unknown", nullptr, nullptr};
 }
 
 const char *dtypeConstant(DType d) {
   switch (d) {
-  case DType::BF16: return "kBF16";
-  case DType::FP16: return "kFP16";
-  case DType::FP32: return "kFP32";
+  case DType::BF16:
+    return "kBF16";
+  case DType::FP16:
+    return "kFP16";
+  case DType::FP32:
+    return "kFP32";
   }
   return "";
 }
 
-bool isGemm(KernelKind kind) {
-  return kind == KernelKind::Gemm1 || kind == KernelKind::Gemm2;
-}
+bool isGemm(KernelKind kind) { return kind == KernelKind::Gemm1 || kind == KernelKind::Gemm2; }
 
 } // namespace
 
 const char *kindName(KernelKind kind) { return info(kind).name; }
 
-bool KernelSpec::usesMma() const {
-  return isGemm(kind) && shape.dtype != DType::FP32;
-}
+bool KernelSpec::usesMma() const { return isGemm(kind) && shape.dtype != DType::FP32; }
 
 std::string KernelSpec::name() const {
-  std::string n = fmt::format("moe_{}_{}_k{}_h{}_i{}_e{}", kindName(kind),
-                              dtype_name(shape.dtype), shape.k, shape.hidden,
-                              shape.intermediate, shape.experts);
+  std::string n = fmt::format("moe_{}_{}_k{}_h{}_i{}_e{}", kindName(kind), dtype_name(shape.dtype),
+                              shape.k, shape.hidden, shape.intermediate, shape.experts);
   if (usesMma())
     n += "_" + tile.suffix();
   else if (isGemm(kind))
@@ -63,14 +69,20 @@ std::string KernelSpec::name() const {
 
 int KernelSpec::threads() const {
   switch (kind) {
-  case KernelKind::RouteCount: return 256;
-  case KernelKind::RouteScan: return 1024;
-  case KernelKind::RouteScatter: return 32;
-  case KernelKind::Combine: return 256;
+  case KernelKind::RouteCount:
+    return 256;
+  case KernelKind::RouteScan:
+    return 1024;
+  case KernelKind::RouteScatter:
+    return 32;
+  case KernelKind::Combine:
+    return 256;
   case KernelKind::ReferenceH:
-  case KernelKind::ReferenceY: return 256;
+  case KernelKind::ReferenceY:
+    return 256;
   case KernelKind::Gemm1:
-  case KernelKind::Gemm2: return usesMma() ? mmaThreads(tile) : kSimtThreads;
+  case KernelKind::Gemm2:
+    return usesMma() ? mmaThreads(tile) : kSimtThreads;
   }
   return 0;
 }
@@ -78,39 +90,35 @@ int KernelSpec::threads() const {
 int KernelSpec::dynamicSharedBytes() const {
   if (!usesMma())
     return 0;
-  return mmaSharedBytes(tile, kind == KernelKind::Gemm1 ? GemmKind::Gemm1
-                                                        : GemmKind::Gemm2);
+  return mmaSharedBytes(tile, kind == KernelKind::Gemm1 ? GemmKind::Gemm1 : GemmKind::Gemm2);
 }
 
 std::string generateSource(const KernelSpec &spec) {
   const MoeShape &s = spec.shape;
-  std::string out = fmt::format(
-      "// moejit generated unit (generator v{}): {}\n", kGeneratorVersion,
-      spec.name());
+  std::string out =
+      fmt::format("// moejit generated unit (generator v{}): {}\n", kGeneratorVersion, spec.name());
   std::string body;
   if (isGemm(spec.kind)) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
     if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       out += "#include \"moe_gemm_wgmma.cuh\"\n";
-      body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n",
-                         t.bm, t.bn, t.stages, t.inflight, gemm1);
+      body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n", t.bm,
+                         t.bn, t.stages, t.inflight, gemm1);
     } else if (spec.usesMma()) {
       const TileConfig &t = spec.tile;
       out += "#include \"moe_gemm_mma.cuh\"\n";
-      body = fmt::format(
-          "using Kernel = MmaGemm<S, MmaTile<{}, {}, {}, {}, {}>, {}>;\n",
-          t.bm, t.bn, t.stages, t.warps_m, t.warps_n, gemm1);
+      body = fmt::format("using Kernel = MmaGemm<S, MmaTile<{}, {}, {}, {}, {}>, {}>;\n", t.bm,
+                         t.bn, t.stages, t.warps_m, t.warps_n, gemm1);
     } else {
       out += "#include \"moe_gemm_simt.cuh\"\n";
       body = fmt::format("using Kernel = SimtGemm<S, {}>;\n", gemm1);
     }
     // The host launches with its own copy of these numbers: make a mismatch
     // a compile error rather than a wrong launch.
-    body += fmt::format(
-        "static_assert(Kernel::THREADS == {} && Kernel::SMEM_BYTES == {},\n"
-        "              \"host and device disagree on the launch shape\");\n",
-        spec.threads(), spec.dynamicSharedBytes());
+    body += fmt::format("static_assert(Kernel::THREADS == {} && Kernel::SMEM_BYTES == {},\n"
+                        "              \"host and device disagree on the launch shape\");\n",
+                        spec.threads(), spec.dynamicSharedBytes());
     body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
                         "{}(const LaunchParams p) {{ Kernel::run(p); }}\n",
                         spec.threads(), spec.name());
@@ -122,8 +130,8 @@ std::string generateSource(const KernelSpec &spec) {
                        spec.threads(), spec.name(), k.function);
   }
   out += "using namespace moejit_dev;\n";
-  out += fmt::format("using S = Shape<{}, {}, {}, {}, {}>;\n", s.k, s.hidden,
-                     s.intermediate, s.experts, dtypeConstant(s.dtype));
+  out += fmt::format("using S = Shape<{}, {}, {}, {}, {}>;\n", s.k, s.hidden, s.intermediate,
+                     s.experts, dtypeConstant(s.dtype));
   out += body;
   return out;
 }

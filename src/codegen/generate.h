@@ -32,7 +32,6 @@ struct KernelSpec {
 
   /// True for the GEMMs of bf16/fp16 shapes (tensor cores).
   bool usesMma() const;
-  bool usesTile() const { return usesMma(); }
   /// e.g. moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s3_w2x2
   std::string name() const;
   /// Threads per block.

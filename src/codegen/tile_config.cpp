@@ -8,9 +8,7 @@ namespace moejit::codegen {
 
 namespace {
 constexpr int kBk = 64; // elements per k step: one 128-byte row
-int bRows(const TileConfig &c, GemmKind kind) {
-  return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn;
-}
+int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
 } // namespace
 
 std::string TileConfig::suffix() const {
@@ -26,16 +24,15 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   int used = 0;
   const bool f1 = text.size() > 3 && text.compare(text.size() - 3, 3, "_f1") == 0;
   const std::string core = f1 ? text.substr(0, text.size() - 3) : text;
-  if (std::sscanf(core.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn,
-                  &c.stages, &used) == 3 &&
+  if (std::sscanf(core.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
       used == static_cast<int>(core.size())) {
     c.inflight = f1 ? 1 : 0;
     c.wgmma = true;
     c.warps_m = c.warps_n = 0; // unused by wgmma configs
     return c;
   }
-  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_w%dx%d%c", &c.bm, &c.bn,
-                  &c.stages, &c.warps_m, &c.warps_n, &tail) != 5)
+  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_w%dx%d%c", &c.bm, &c.bn, &c.stages, &c.warps_m,
+                  &c.warps_n, &tail) != 5)
     return makeError(ErrorCode::InvalidArgument,
                      "'{}' is not a tile config like bm128_bn64_s3_w2x2", text);
   return c;
@@ -55,8 +52,7 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
   const int threads = mmaThreads(c);
   const int b_rows = bRows(c, kind);
   auto fail = [&](const char *rule) {
-    return makeError(ErrorCode::InvalidArgument, "tile config {}: {}",
-                     c.suffix(), rule);
+    return makeError(ErrorCode::InvalidArgument, "tile config {}: {}", c.suffix(), rule);
   };
   if (c.bm <= 0 || c.bn <= 0 || (!c.wgmma && (c.warps_m <= 0 || c.warps_n <= 0)))
     return fail("every field must be positive");

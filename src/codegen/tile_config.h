@@ -12,11 +12,11 @@ namespace moejit::codegen {
 /// One tile configuration of the tensor-core GEMMs. bn counts output columns
 /// (for GEMM1, columns of h: each needs a gate and an up row of weights).
 struct TileConfig {
-  int bm = 128;     ///< token rows per block
-  int bn = 64;      ///< output columns per block
-  int stages = 3;   ///< cp.async pipeline depth
-  int warps_m = 2;  ///< warps along rows
-  int warps_n = 2;  ///< warps along columns
+  int bm = 128;    ///< token rows per block
+  int bn = 64;     ///< output columns per block
+  int stages = 3;  ///< cp.async pipeline depth
+  int warps_m = 2; ///< warps along rows
+  int warps_n = 2; ///< warps along columns
   /// Hopper path (sm_90a): wgmma from shared memory, one warpgroup per 64
   /// rows; warps_m/warps_n are then unused.
   bool wgmma = false;

@@ -17,8 +17,6 @@ void throwError(llvm::Error error) {
   throw Error(code, message);
 }
 
-std::string errorMessage(llvm::Error error) {
-  return llvm::toString(std::move(error));
-}
+std::string errorMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
 
 } // namespace moejit

@@ -12,12 +12,9 @@ namespace moejit {
 class MoeErrorInfo : public llvm::ErrorInfo<MoeErrorInfo> {
 public:
   static char ID;
-  MoeErrorInfo(ErrorCode code, std::string message)
-      : code_(code), message_(std::move(message)) {}
+  MoeErrorInfo(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
   void log(llvm::raw_ostream &os) const override { os << message_; }
-  std::error_code convertToErrorCode() const override {
-    return llvm::inconvertibleErrorCode();
-  }
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
   ErrorCode code() const { return code_; }
   std::string message() const override { return message_; }
 
@@ -27,10 +24,8 @@ private:
 };
 
 template <typename... Args>
-llvm::Error makeError(ErrorCode code, fmt::format_string<Args...> format,
-                      Args &&...args) {
-  return llvm::make_error<MoeErrorInfo>(
-      code, fmt::format(format, std::forward<Args>(args)...));
+llvm::Error makeError(ErrorCode code, fmt::format_string<Args...> format, Args &&...args) {
+  return llvm::make_error<MoeErrorInfo>(code, fmt::format(format, std::forward<Args>(args)...));
 }
 
 /// Throws the error as moejit::Error (public API boundary only).

@@ -14,8 +14,7 @@ spdlog::logger &logger() {
     auto log = std::make_shared<spdlog::logger>("moejit", sink);
     log->set_pattern("[moejit %L] %v");
     const char *level = std::getenv("MOEJIT_LOG_LEVEL");
-    log->set_level(level ? spdlog::level::from_str(level)
-                         : spdlog::level::warn);
+    log->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
     return log;
   }();
   return *instance;

@@ -24,17 +24,16 @@ Loaded load() {
                           dlerror());
     return l;
   }
-#define MOEJIT_RESOLVE(fn)                                                     \
-  l.api.fn = reinterpret_cast<decltype(&::fn)>(dlsym(lib, MOEJIT_XSTR(fn)));   \
-  if (!l.api.fn) {                                                             \
-    l.error = "libcuda.so.1 lacks " MOEJIT_XSTR(fn) " (driver too old?)";      \
-    return l;                                                                  \
+#define MOEJIT_RESOLVE(fn)                                                                         \
+  l.api.fn = reinterpret_cast<decltype(&::fn)>(dlsym(lib, MOEJIT_XSTR(fn)));                       \
+  if (!l.api.fn) {                                                                                 \
+    l.error = "libcuda.so.1 lacks " MOEJIT_XSTR(fn) " (driver too old?)";                          \
+    return l;                                                                                      \
   }
   MOEJIT_DRIVER_FUNCTIONS(MOEJIT_RESOLVE)
 #undef MOEJIT_RESOLVE
   if (CUresult rc = l.api.cuInit(0); rc != CUDA_SUCCESS)
-    l.error = fmt::format("cuInit failed with CUresult {}: no usable GPU",
-                          static_cast<int>(rc));
+    l.error = fmt::format("cuInit failed with CUresult {}: no usable GPU", static_cast<int>(rc));
   return l;
 }
 
@@ -80,8 +79,7 @@ llvm::Expected<Device> Device::open(int ordinal) {
     return a.takeError();
   const int count = deviceCount();
   if (ordinal < 0 || ordinal >= count)
-    return makeError(ErrorCode::NoDevice,
-                     "CUDA device {} does not exist ({} visible)", ordinal,
+    return makeError(ErrorCode::NoDevice, "CUDA device {} does not exist ({} visible)", ordinal,
                      count);
   Device d;
   d.ordinal = ordinal;
@@ -89,12 +87,11 @@ llvm::Expected<Device> Device::open(int ordinal) {
   char name[256] = {};
   MOEJIT_CU(cuDeviceGetName(name, sizeof(name), d.handle));
   d.name = name;
-  MOEJIT_CU(cuDeviceGetAttribute(
-      &d.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.handle));
-  MOEJIT_CU(cuDeviceGetAttribute(
-      &d.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.handle));
-  MOEJIT_CU(cuDeviceGetAttribute(
-      &d.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.handle));
+  MOEJIT_CU(
+      cuDeviceGetAttribute(&d.cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.handle));
+  MOEJIT_CU(
+      cuDeviceGetAttribute(&d.cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.handle));
+  MOEJIT_CU(cuDeviceGetAttribute(&d.sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d.handle));
   MOEJIT_CU(cuDevicePrimaryCtxRetain(&d.context, d.handle));
   return d;
 }

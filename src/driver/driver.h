@@ -11,19 +11,18 @@ namespace moejit::driver {
 
 // Every driver function moejit uses. The name after the macro expansion of
 // cuda.h (cuMemAlloc -> cuMemAlloc_v2) is the symbol looked up.
-#define MOEJIT_DRIVER_FUNCTIONS(X)                                             \
-  X(cuInit) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)             \
-  X(cuDeviceGetAttribute) X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain)       \
-  X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent) X(cuCtxGetCurrent)           \
-  X(cuCtxSynchronize) X(cuCtxGetDevice) X(cuModuleLoadData) X(cuModuleUnload)                    \
-  X(cuModuleGetFunction) X(cuFuncSetAttribute) X(cuFuncGetAttribute)          \
-  X(cuLaunchKernel)               \
-  X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)     \
-  X(cuMemsetD8Async) X(cuStreamCreate) X(cuStreamDestroy)                      \
-  X(cuStreamSynchronize) X(cuStreamIsCapturing) X(cuStreamBeginCapture)        \
-  X(cuStreamEndCapture) X(cuGraphInstantiate) X(cuGraphLaunch)                 \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuEventCreate) X(cuEventDestroy)   \
-  X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime)
+#define MOEJIT_DRIVER_FUNCTIONS(X)                                                                 \
+  X(cuInit)                                                                                        \
+  X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetAttribute)                   \
+      X(cuDeviceGetName) X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuCtxGetCurrent)         \
+          X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)         \
+              X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuMemAlloc)          \
+                  X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8) X(cuMemsetD8Async)    \
+                      X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)                  \
+                          X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate)      \
+                              X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)             \
+                                  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)              \
+                                      X(cuEventElapsedTime)
 
 struct Api {
 #define MOEJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;
@@ -44,7 +43,9 @@ llvm::Error check(CUresult rc, const char *what);
 /// Number of CUDA devices; 0 (not an error) where there is no driver.
 int deviceCount();
 
-/// One device and its primary context (the one the CUDA runtime uses).
+/// One device and its primary context (the one the CUDA runtime uses). The
+/// context stays retained for the life of the process: kernel sets are
+/// shared process-wide and may outlive any Runtime.
 struct Device {
   int ordinal = 0;
   CUdevice handle = 0;
@@ -63,9 +64,8 @@ struct Device {
 
 /// Evaluates a driver call; on failure returns the error from the enclosing
 /// function (which returns llvm::Error or llvm::Expected).
-#define MOEJIT_CU(call)                                                        \
-  do {                                                                         \
-    if (llvm::Error moejit_err_ =                                              \
-            ::moejit::driver::check(::moejit::driver::loaded().call, #call))   \
-      return moejit_err_;                                                      \
+#define MOEJIT_CU(call)                                                                            \
+  do {                                                                                             \
+    if (llvm::Error moejit_err_ = ::moejit::driver::check(::moejit::driver::loaded().call, #call)) \
+      return moejit_err_;                                                                          \
   } while (0)

@@ -36,8 +36,7 @@ std::string version() {
 }
 
 std::vector<std::string> compileOptions(const std::string &arch) {
-  return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v",
-          "-default-device"};
+  return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v", "-default-device"};
 }
 
 Resources parseResources(const std::string &log) {
@@ -45,7 +44,8 @@ Resources parseResources(const std::string &log) {
   std::smatch m;
   if (std::regex_search(log, m, std::regex("Used ([0-9]+) registers")))
     r.registers = std::stoi(m[1]);
-  if (std::regex_search(log, m, std::regex("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")))
+  if (std::regex_search(log, m,
+                        std::regex("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")))
     r.spill_bytes = std::stoi(m[1]) + std::stoi(m[2]);
   if (std::regex_search(log, m, std::regex("([0-9]+) bytes smem")))
     r.static_shared_bytes = std::stoi(m[1]);
@@ -55,12 +55,10 @@ Resources parseResources(const std::string &log) {
 namespace {
 
 /// Writes a failed unit where the user can find it; returns the path.
-std::string keepSource(const std::string &kernel_name,
-                       const std::string &source) {
+std::string keepSource(const std::string &kernel_name, const std::string &source) {
   llvm::SmallString<256> path;
   int fd = -1;
-  if (llvm::sys::fs::createTemporaryFile("moejit-" + kernel_name, "cu", fd,
-                                         path))
+  if (llvm::sys::fs::createTemporaryFile("moejit-" + kernel_name, "cu", fd, path))
     return "(could not be written)";
   llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
   out << source;
@@ -80,11 +78,10 @@ std::string programLog(nvrtcProgram program) {
 
 } // namespace
 
-llvm::Expected<CompiledKernel> compile(const std::string &kernel_name,
-                                       const std::string &source,
+llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std::string &source,
                                        const std::string &arch) {
   if (llvm::Error e = checkArch(arch))
-    return std::move(e);
+    return e;
   const auto start = std::chrono::steady_clock::now();
   std::vector<const char *> header_text, header_names;
   for (const codegen::EmbeddedTemplate &t : codegen::embeddedTemplates()) {
@@ -92,20 +89,17 @@ llvm::Expected<CompiledKernel> compile(const std::string &kernel_name,
     header_names.push_back(t.name);
   }
   nvrtcProgram program = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(
-      &program, source.c_str(), (kernel_name + ".cu").c_str(),
-      static_cast<int>(header_text.size()), header_text.data(),
-      header_names.data());
+  nvrtcResult rc = nvrtcCreateProgram(&program, source.c_str(), (kernel_name + ".cu").c_str(),
+                                      static_cast<int>(header_text.size()), header_text.data(),
+                                      header_names.data());
   if (rc != NVRTC_SUCCESS)
-    return makeError(ErrorCode::CompileFailed,
-                     "nvrtcCreateProgram failed for {}: {}", kernel_name,
+    return makeError(ErrorCode::CompileFailed, "nvrtcCreateProgram failed for {}: {}", kernel_name,
                      nvrtcGetErrorString(rc));
   const std::vector<std::string> options = compileOptions(arch);
   std::vector<const char *> option_ptrs;
   for (const std::string &o : options)
     option_ptrs.push_back(o.c_str());
-  rc = nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()),
-                           option_ptrs.data());
+  rc = nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
   CompiledKernel result;
   result.log = programLog(program);
   if (rc == NVRTC_SUCCESS) {
@@ -126,17 +120,15 @@ llvm::Expected<CompiledKernel> compile(const std::string &kernel_name,
                      keepSource(kernel_name, source), result.log);
   }
   result.resources = parseResources(result.log);
-  result.compile_ms = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  result.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   logger().info("compiled {} for {} in {:.0f} ms ({} registers, {} spill "
                 "bytes)",
-                kernel_name, arch, result.compile_ms,
-                result.resources.registers, result.resources.spill_bytes);
+                kernel_name, arch, result.compile_ms, result.resources.registers,
+                result.resources.spill_bytes);
   if (result.resources.spill_bytes > 0)
-    warnOnce("spill:" + kernel_name,
-             fmt::format("{} spills {} bytes to local memory", kernel_name,
-                         result.resources.spill_bytes));
+    warnOnce("spill:" + kernel_name, fmt::format("{} spills {} bytes to local memory", kernel_name,
+                                                 result.resources.spill_bytes));
   return result;
 }
 

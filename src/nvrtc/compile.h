@@ -38,8 +38,7 @@ std::vector<std::string> compileOptions(const std::string &arch);
 /// Compiles `source` (which #includes the embedded templates). A failure is
 /// an error holding the NVRTC log, the options and the path where the source
 /// was kept for inspection.
-llvm::Expected<CompiledKernel> compile(const std::string &kernel_name,
-                                       const std::string &source,
+llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std::string &source,
                                        const std::string &arch);
 
 /// Reads ptxas -v output.

@@ -1,7 +1,7 @@
 #include "runtime/builder.h"
 
-#include "common/error.h"
 #include "codegen/embedded_templates.h"
+#include "common/error.h"
 #include "nvrtc/compile.h"
 #include "workload/shape.h"
 
@@ -15,14 +15,12 @@ namespace moejit::runtime {
 using codegen::KernelKind;
 using codegen::KernelSpec;
 
-std::string entryKey(const KernelSpec &spec, const std::string &source,
-                     const std::string &arch) {
-  std::string text = fmt::format(
-      "moejit-entry v{}\nkernel={}\narch={}\nnvrtc={}\ngenerator={}\n"
-      "templates={}\nsource={}\noptions=",
-      store::kFormatVersion, spec.name(), arch, nvrtc::version(),
-      codegen::kGeneratorVersion, codegen::templatesHash(),
-      workload::sha256Hex(source));
+std::string entryKey(const KernelSpec &spec, const std::string &source, const std::string &arch) {
+  std::string text = fmt::format("moejit-entry v{}\nkernel={}\narch={}\nnvrtc={}\ngenerator={}\n"
+                                 "templates={}\nsource={}\noptions=",
+                                 store::kFormatVersion, spec.name(), arch, nvrtc::version(),
+                                 codegen::kGeneratorVersion, codegen::templatesHash(),
+                                 workload::sha256Hex(source));
   for (const std::string &o : nvrtc::compileOptions(arch))
     text += o + " ";
   return workload::sha256Hex(text);
@@ -30,14 +28,13 @@ std::string entryKey(const KernelSpec &spec, const std::string &source,
 
 std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
   std::vector<KernelSpec> specs;
-  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan,
-                       KernelKind::RouteScatter, KernelKind::Combine})
+  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
+                       KernelKind::Combine})
     specs.push_back({k, shape, {}});
   auto add = [&](KernelKind kind, const codegen::TileConfig &tile) {
     KernelSpec spec{kind, shape, tile};
-    if (std::none_of(specs.begin(), specs.end(), [&](const KernelSpec &s) {
-          return s.name() == spec.name();
-        }))
+    if (std::none_of(specs.begin(), specs.end(),
+                     [&](const KernelSpec &s) { return s.name() == spec.name(); }))
       specs.push_back(spec);
   };
   for (const GemmPlan &g : plan.buckets) {
@@ -48,15 +45,13 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
 }
 
 llvm::Expected<std::vector<BuiltKernel>>
-buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
-             store::CubinStore &store) {
+buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch, store::CubinStore &store) {
   if (llvm::Error e = nvrtc::checkArch(arch))
-    return std::move(e);
+    return e;
   for (const KernelSpec &spec : specs)
     if (spec.usesMma() && spec.tile.wgmma && arch != "sm_90a")
       return makeError(ErrorCode::InvalidArgument,
-                       "{} uses wgmma, which only sm_90a has (target {})",
-                       spec.name(), arch);
+                       "{} uses wgmma, which only sm_90a has (target {})", spec.name(), arch);
   std::vector<BuiltKernel> built(specs.size());
   std::vector<std::string> errors(specs.size());
   const std::string id = workload::workloadId(specs.front().shape);
@@ -77,9 +72,12 @@ buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
     }
     store::Entry &e = built[i].entry;
     e.cubin = std::move(compiled->cubin);
-    e.meta = {spec.name(), arch, compiled->resources.registers,
+    e.meta = {spec.name(),
+              arch,
+              compiled->resources.registers,
               compiled->resources.spill_bytes,
-              compiled->resources.static_shared_bytes, compiled->compile_ms};
+              compiled->resources.static_shared_bytes,
+              compiled->compile_ms};
     store.publish(id, key, e);
   };
   {

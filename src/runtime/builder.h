@@ -27,12 +27,11 @@ std::string entryKey(const codegen::KernelSpec &spec, const std::string &source,
                      const std::string &arch);
 
 /// Every kernel `run` needs for this plan, each distinct config once.
-std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape,
-                                             const Plan &plan);
+std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan);
 
 /// Fetches or compiles every spec, in the order given.
-llvm::Expected<std::vector<BuiltKernel>>
-buildKernels(llvm::ArrayRef<codegen::KernelSpec> specs, const std::string &arch,
-             store::CubinStore &store);
+llvm::Expected<std::vector<BuiltKernel>> buildKernels(llvm::ArrayRef<codegen::KernelSpec> specs,
+                                                      const std::string &arch,
+                                                      store::CubinStore &store);
 
 } // namespace moejit::runtime

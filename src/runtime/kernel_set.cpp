@@ -16,14 +16,12 @@ size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 constexpr int64_t kMaxGridY = 65535;
 } // namespace
 
-LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens,
-                              int tile_m) {
+LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m) {
   LaunchGeometry g;
   g.assignments = tokens * shape.k;
   g.route_blocks = static_cast<int>((g.assignments + kRouteChunk - 1) / kRouteChunk);
   g.tile_m = tile_m;
-  g.max_tiles = g.assignments / tile_m +
-                std::min<int64_t>(shape.experts, g.assignments);
+  g.max_tiles = g.assignments / tile_m + std::min<int64_t>(shape.experts, g.assignments);
   return g;
 }
 
@@ -46,8 +44,7 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) 
   return w;
 }
 
-llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
-                                        CUmodule &module) {
+llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built, CUmodule &module) {
   const codegen::KernelSpec &spec = built.spec;
   MOEJIT_CU(cuModuleLoadData(&module, built.entry.cubin.data()));
   LoadedKernel k;
@@ -55,32 +52,34 @@ llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
   k.threads = spec.threads();
   k.dynamic_shared = spec.dynamicSharedBytes();
   if (k.dynamic_shared > 48 * 1024)
-    MOEJIT_CU(cuFuncSetAttribute(k.function,
-                                 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+    MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  k.dynamic_shared));
   // Registers and static shared memory come from the loaded function: the
   // ptxas report in the metadata is missing when a tool rewrites the log.
   int registers = 0, static_shared = 0;
   MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
-  MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                               k.function));
+  MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function));
   const store::EntryMeta &m = built.entry.meta;
-  k.info = {spec.name(), registers, m.spill_bytes, static_shared + k.dynamic_shared,
-            built.from_cache ? 0.0 : m.compile_ms, built.from_cache};
+  k.info = {spec.name(),
+            registers,
+            m.spill_bytes,
+            static_shared + k.dynamic_shared,
+            built.from_cache ? 0.0 : m.compile_ms,
+            built.from_cache};
   return k;
 }
 
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
                    const LaunchParams &params, CUstream stream) {
   void *args[] = {const_cast<LaunchParams *>(&params)};
-  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1,
-                           k.dynamic_shared, stream, args, nullptr));
+  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1, k.dynamic_shared, stream,
+                           args, nullptr));
   return llvm::Error::success();
 }
 
-llvm::Expected<std::shared_ptr<KernelSetImpl>>
-KernelSetImpl::load(const driver::Device &device, const MoeShape &shape,
-                    Plan plan, std::vector<BuiltKernel> built) {
+llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver::Device &device,
+                                                                   const MoeShape &shape, Plan plan,
+                                                                   std::vector<BuiltKernel> built) {
   if (llvm::Error e = device.makeCurrent())
     return e;
   auto set = std::shared_ptr<KernelSetImpl>(new KernelSetImpl());
@@ -108,8 +107,7 @@ KernelSetImpl::load(const driver::Device &device, const MoeShape &shape,
   set->route_scan_ = find(KernelKind::RouteScan);
   set->route_scatter_ = find(KernelKind::RouteScatter);
   set->combine_ = find(KernelKind::Combine);
-  if (!set->route_count_ || !set->route_scan_ || !set->route_scatter_ ||
-      !set->combine_)
+  if (!set->route_count_ || !set->route_scan_ || !set->route_scatter_ || !set->combine_)
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",
                      workload::canonicalText(shape));
   return set;
@@ -122,8 +120,7 @@ KernelSetImpl::~KernelSetImpl() {
     driver::loaded().cuModuleUnload(m);
 }
 
-const LoadedKernel &KernelSetImpl::gemm(KernelKind kind,
-                                        const codegen::TileConfig &tile) const {
+const LoadedKernel &KernelSetImpl::gemm(KernelKind kind, const codegen::TileConfig &tile) const {
   const bool simt = shape_.dtype == DType::FP32;
   for (size_t i = 0; i < specs_.size(); ++i)
     if (specs_[i].kind == kind && (simt || specs_[i].tile == tile))
@@ -142,8 +139,7 @@ namespace {
 /// Rows per routing tile: the larger bm of the two GEMMs (the smaller one
 /// divides it; each GEMM splits list tiles into its own blocks).
 int tileRows(const MoeShape &shape, const GemmPlan &g) {
-  return shape.dtype == DType::FP32 ? codegen::kSimtTile
-                                    : std::max(g.gemm1.bm, g.gemm2.bm);
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : std::max(g.gemm1.bm, g.gemm2.bm);
 }
 int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
   return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bm;
@@ -151,17 +147,14 @@ int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
 int tileCols(const MoeShape &shape, const codegen::TileConfig &t) {
   return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bn;
 }
-unsigned ceilDiv(int64_t a, int64_t b) {
-  return static_cast<unsigned>((a + b - 1) / b);
-}
+unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
 } // namespace
 
 size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
   if (tokens <= 0)
     return 0;
   const GemmPlan &g = plan_.buckets[bucketOf(tokens)];
-  return workspaceLayout(shape_, launchGeometry(shape_, tokens, tileRows(shape_, g)))
-      .total;
+  return workspaceLayout(shape_, launchGeometry(shape_, tokens, tileRows(shape_, g))).total;
 }
 
 llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
@@ -178,18 +171,16 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
                   {"workspace", a.workspace, 16}};
   for (const Pointer &p : pointers) {
     if (!p.ptr)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null",
-                       p.name);
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null", p.name);
     if (reinterpret_cast<uintptr_t>(p.ptr) % p.align != 0)
-      return makeError(ErrorCode::InvalidArgument,
-                       "moejit run: {} is not {}-byte aligned", p.name,
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is not {}-byte aligned", p.name,
                        p.align);
   }
   // y must not overlap any input or the workspace: kernels read those while
   // the combine writes y.
   const int64_t elem = dtype_bytes(shape_.dtype);
-  const int64_t T = a.tokens, H = shape_.hidden, I = shape_.intermediate,
-                E = shape_.experts, K = shape_.k;
+  const int64_t T = a.tokens, H = shape_.hidden, I = shape_.intermediate, E = shape_.experts,
+                K = shape_.k;
   const struct Range {
     const char *name;
     const void *ptr;
@@ -205,8 +196,7 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
   for (const Range &r : inputs) {
     const auto *p = static_cast<const char *>(r.ptr);
     if (y < p + r.bytes && p < y + y_bytes)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}",
-                       r.name);
+      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}", r.name);
   }
   const size_t need = workspace_bytes(a.tokens);
   if (a.workspace_bytes < need)
@@ -219,17 +209,14 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
 
 llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (a.tokens < 0)
-    return makeError(ErrorCode::InvalidArgument,
-                     "moejit run: tokens = {} is negative", a.tokens);
+    return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is negative", a.tokens);
   if (a.tokens == 0)
     return llvm::Error::success();
   if (a.tokens * shape_.k > INT_MAX / 2)
-    return makeError(ErrorCode::InvalidArgument,
-                     "moejit run: tokens = {} is too many for one call",
+    return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is too many for one call",
                      a.tokens);
   const GemmPlan &plan = plan_.buckets[bucketOf(a.tokens)];
-  const LaunchGeometry geo =
-      launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
+  const LaunchGeometry geo = launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
   const int split1 = geo.tile_m / gemmRows(shape_, plan.gemm1);
   const int split2 = geo.tile_m / gemmRows(shape_, plan.gemm2);
   if (geo.max_tiles * std::max(split1, split2) > kMaxGridY)

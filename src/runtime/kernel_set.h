@@ -15,8 +15,7 @@ namespace moejit::runtime {
 
 /// Byte offsets of the scratch arrays inside the caller's workspace.
 struct WorkspaceLayout {
-  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, h,
-      partial, total;
+  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, h, partial, total;
 };
 
 /// Grid-sizing numbers that depend on T and the bucket's row tile.
@@ -41,9 +40,9 @@ struct LoadedKernel {
 class KernelSetImpl final : public KernelSet {
 public:
   /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.
-  static llvm::Expected<std::shared_ptr<KernelSetImpl>>
-  load(const driver::Device &device, const MoeShape &shape, Plan plan,
-       std::vector<BuiltKernel> built);
+  static llvm::Expected<std::shared_ptr<KernelSetImpl>> load(const driver::Device &device,
+                                                             const MoeShape &shape, Plan plan,
+                                                             std::vector<BuiltKernel> built);
   ~KernelSetImpl() override;
 
   size_t workspace_bytes(int64_t tokens) const override;
@@ -56,8 +55,7 @@ public:
   llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;
 
 private:
-  const LoadedKernel &gemm(codegen::KernelKind kind,
-                           const codegen::TileConfig &tile) const;
+  const LoadedKernel &gemm(codegen::KernelKind kind, const codegen::TileConfig &tile) const;
   llvm::Error checkArgs(const MoeArgs &args) const;
 
   driver::Device device_;
@@ -67,14 +65,13 @@ private:
   std::vector<CUmodule> modules_;
   std::vector<codegen::KernelSpec> specs_;
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
-  const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr,
-                     *route_scatter_ = nullptr, *combine_ = nullptr;
+  const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr, *route_scatter_ = nullptr,
+                     *combine_ = nullptr;
 };
 
 /// Loads a cubin and returns its single kernel, with the shared-memory
 /// attribute set (for tools that launch extra kernels, e.g. references).
-llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built,
-                                        CUmodule &module);
+llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built, CUmodule &module);
 
 /// One launch of `k` with the parameter block.
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,

@@ -47,8 +47,7 @@ Plan heuristicPlan(const MoeShape &shape, const std::string &arch) {
   const bool hopper = arch == "sm_90a";
   Plan plan;
   for (int b = 0; b < kBucketCount; ++b) {
-    const double rows =
-        static_cast<double>(bucketTokens(b)) * shape.k / shape.experts;
+    const double rows = static_cast<double>(bucketTokens(b)) * shape.k / shape.experts;
     plan.buckets.push_back(planForRows(rows, hopper));
   }
   return plan;

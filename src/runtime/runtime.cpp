@@ -47,10 +47,9 @@ struct Runtime::Impl {
 Runtime::Runtime(int device, RuntimeOptions options) {
   auto d = unwrapOrThrow(driver::Device::open(device));
   if (d.cc_major < 8)
-    throw Error(ErrorCode::NoDevice,
-                fmt::format("device {} ({}) has compute capability {}.{}; "
-                            "moejit needs 8.0 or newer",
-                            device, d.name, d.cc_major, d.cc_minor));
+    throw Error(ErrorCode::NoDevice, fmt::format("device {} ({}) has compute capability {}.{}; "
+                                                 "moejit needs 8.0 or newer",
+                                                 device, d.name, d.cc_major, d.cc_minor));
   impl_ = std::make_unique<Impl>(std::move(d), options);
 }
 
@@ -62,16 +61,16 @@ const std::string &Runtime::device_name() const { return impl_->device.name; }
 std::shared_ptr<const KernelSet> Runtime::get(const MoeShape &shape) {
   throwIfError(workload::validateShape(shape));
   const std::string id = workload::workloadId(shape);
-  std::shared_ptr<Slot> slot = slotFor(fmt::format(
-      "{}|{}|{}", id, impl_->device.ordinal, impl_->store.root()));
+  std::shared_ptr<Slot> slot =
+      slotFor(fmt::format("{}|{}|{}", id, impl_->device.ordinal, impl_->store.root()));
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->kernels)
     return slot->kernels;
   runtime::Plan plan = runtime::heuristicPlan(shape, impl_->arch);
-  auto built = unwrapOrThrow(runtime::buildKernels(
-      runtime::kernelSpecs(shape, plan), impl_->arch, impl_->store));
-  slot->kernels = unwrapOrThrow(runtime::KernelSetImpl::load(
-      impl_->device, shape, std::move(plan), std::move(built)));
+  auto built = unwrapOrThrow(
+      runtime::buildKernels(runtime::kernelSpecs(shape, plan), impl_->arch, impl_->store));
+  slot->kernels = unwrapOrThrow(
+      runtime::KernelSetImpl::load(impl_->device, shape, std::move(plan), std::move(built)));
   return slot->kernels;
 }
 

@@ -74,9 +74,8 @@ bool parseMeta(llvm::StringRef text, EntryMeta &m) {
   };
   auto ms = o->getNumber("compile_ms");
   m.compile_ms = ms ? *ms : 0;
-  return str("kernel", m.kernel) && str("arch", m.arch) &&
-         num("registers", m.registers) && num("spill_bytes", m.spill_bytes) &&
-         num("static_shared_bytes", m.static_shared_bytes);
+  return str("kernel", m.kernel) && str("arch", m.arch) && num("registers", m.registers) &&
+         num("spill_bytes", m.spill_bytes) && num("static_shared_bytes", m.static_shared_bytes);
 }
 
 } // namespace
@@ -122,8 +121,7 @@ std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
     return std::nullopt;
   }
   Entry e;
-  if (!parseMeta(llvm::StringRef(bytes).substr(kHeaderBytes, meta_len),
-                 e.meta)) {
+  if (!parseMeta(llvm::StringRef(bytes).substr(kHeaderBytes, meta_len), e.meta)) {
     why = "unreadable metadata";
     return std::nullopt;
   }
@@ -131,13 +129,10 @@ std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
   return e;
 }
 
-CubinStore::CubinStore(std::string root)
-    : root_(root.empty() ? defaultRoot() : std::move(root)) {}
+CubinStore::CubinStore(std::string root) : root_(root.empty() ? defaultRoot() : std::move(root)) {}
 
-std::string CubinStore::entryPath(const std::string &workload_id,
-                                  const std::string &key) const {
-  return fmt::format("{}/v{}/{}/{}.cubin", root_, kFormatVersion, workload_id,
-                     key);
+std::string CubinStore::entryPath(const std::string &workload_id, const std::string &key) const {
+  return fmt::format("{}/v{}/{}/{}.cubin", root_, kFormatVersion, workload_id, key);
 }
 
 bool CubinStore::memoryOnly() const {
@@ -153,8 +148,7 @@ uint64_t CubinStore::misses() const {
   return misses_;
 }
 
-std::optional<Entry> CubinStore::load(const std::string &workload_id,
-                                      const std::string &key) {
+std::optional<Entry> CubinStore::load(const std::string &workload_id, const std::string &key) {
   const std::string path = entryPath(workload_id, key);
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -169,8 +163,7 @@ std::optional<Entry> CubinStore::load(const std::string &workload_id,
     std::string why;
     entry = decodeEntry((*buffer)->getBuffer().str(), why);
     if (!entry)
-      logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path,
-                    why);
+      logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path, why);
   }
   std::lock_guard<std::mutex> lock(mutex_);
   ++(entry ? hits_ : misses_);
@@ -185,8 +178,7 @@ bool CubinStore::writeFile(const std::string &dir, const std::string &path,
   }
   int fd = -1;
   llvm::SmallString<256> tmp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%%%", fd, tmp)) {
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmp)) {
     why = ec.message();
     return false;
   }
@@ -208,8 +200,8 @@ bool CubinStore::writeFile(const std::string &dir, const std::string &path,
   return true;
 }
 
-void CubinStore::publish(const std::string &workload_id,
-                         const std::string &key, const Entry &entry) {
+void CubinStore::publish(const std::string &workload_id, const std::string &key,
+                         const Entry &entry) {
   const std::string path = entryPath(workload_id, key);
   bool memory_only;
   {
@@ -218,16 +210,14 @@ void CubinStore::publish(const std::string &workload_id,
   }
   std::string why;
   if (!memory_only &&
-      writeFile(std::string(llvm::sys::path::parent_path(path)), path,
-                encodeEntry(entry), why))
+      writeFile(std::string(llvm::sys::path::parent_path(path)), path, encodeEntry(entry), why))
     return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!memory_only_) {
     memory_only_ = true;
-    warnOnce("unwritable:" + root_,
-             fmt::format("cache root {} is not writable ({}): compiled "
-                         "kernels are kept in memory only",
-                         root_, why));
+    warnOnce("unwritable:" + root_, fmt::format("cache root {} is not writable ({}): compiled "
+                                                "kernels are kept in memory only",
+                                                root_, why));
   }
   memory_[path] = entry;
 }

@@ -46,23 +46,20 @@ public:
 
   /// The entry, or nullopt on a miss (a corrupt file counts as a miss and is
   /// logged).
-  std::optional<Entry> load(const std::string &workload_id,
-                            const std::string &key);
+  std::optional<Entry> load(const std::string &workload_id, const std::string &key);
   /// Publishes atomically; falls back to memory if the root is unwritable.
-  void publish(const std::string &workload_id, const std::string &key,
-               const Entry &entry);
+  void publish(const std::string &workload_id, const std::string &key, const Entry &entry);
 
   const std::string &root() const { return root_; }
   /// <root>/v<format>/<workload id>/<key>.cubin
-  std::string entryPath(const std::string &workload_id,
-                        const std::string &key) const;
+  std::string entryPath(const std::string &workload_id, const std::string &key) const;
   bool memoryOnly() const;
   uint64_t hits() const;
   uint64_t misses() const;
 
 private:
-  bool writeFile(const std::string &dir, const std::string &path,
-                 const std::string &bytes, std::string &why);
+  bool writeFile(const std::string &dir, const std::string &path, const std::string &bytes,
+                 std::string &why);
 
   std::string root_;
   mutable std::mutex mutex_;

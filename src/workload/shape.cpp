@@ -9,20 +9,17 @@ namespace moejit {
 namespace workload {
 
 llvm::Error validateShape(const MoeShape &s) {
-  if (s.dtype != DType::BF16 && s.dtype != DType::FP16 &&
-      s.dtype != DType::FP32)
+  if (s.dtype != DType::BF16 && s.dtype != DType::FP16 && s.dtype != DType::FP32)
     return makeError(ErrorCode::InvalidShape, "invalid shape: unknown dtype {}",
                      static_cast<int>(s.dtype));
   if (s.experts < 1 || s.experts > kMaxExperts)
-    return makeError(ErrorCode::InvalidShape,
-                     "invalid shape: experts = {} must be in 1..{}", s.experts,
-                     kMaxExperts);
+    return makeError(ErrorCode::InvalidShape, "invalid shape: experts = {} must be in 1..{}",
+                     s.experts, kMaxExperts);
   if (s.k < 1 || s.k > s.experts)
-    return makeError(ErrorCode::InvalidShape,
-                     "invalid shape: k = {} must be in 1..experts ({})", s.k,
-                     s.experts);
-  for (auto [name, value] : {std::pair{"hidden", s.hidden},
-                             std::pair{"intermediate", s.intermediate}}) {
+    return makeError(ErrorCode::InvalidShape, "invalid shape: k = {} must be in 1..experts ({})",
+                     s.k, s.experts);
+  for (auto [name, value] :
+       {std::pair{"hidden", s.hidden}, std::pair{"intermediate", s.intermediate}}) {
     if (value < 8 || value % 8 != 0 || value > kMaxDim)
       return makeError(ErrorCode::InvalidShape,
                        "invalid shape: {} = {} must be a positive multiple of "
@@ -35,8 +32,7 @@ llvm::Error validateShape(const MoeShape &s) {
 std::string canonicalText(const MoeShape &s) {
   return fmt::format("moejit-workload v{} k={} hidden={} intermediate={} "
                      "experts={} dtype={}",
-                     kFormatVersion, s.k, s.hidden, s.intermediate, s.experts,
-                     dtype_name(s.dtype));
+                     kFormatVersion, s.k, s.hidden, s.intermediate, s.experts, dtype_name(s.dtype));
 }
 
 std::string sha256Hex(llvm::StringRef text) {
@@ -48,21 +44,18 @@ std::string workloadId(const MoeShape &s) { return sha256Hex(canonicalText(s)); 
 
 } // namespace workload
 
-void validate(const MoeShape &shape) {
-  throwIfError(workload::validateShape(shape));
-}
-std::string canonical_text(const MoeShape &shape) {
-  return workload::canonicalText(shape);
-}
-std::string workload_id(const MoeShape &shape) {
-  return workload::workloadId(shape);
-}
+void validate(const MoeShape &shape) { throwIfError(workload::validateShape(shape)); }
+std::string canonical_text(const MoeShape &shape) { return workload::canonicalText(shape); }
+std::string workload_id(const MoeShape &shape) { return workload::workloadId(shape); }
 
 const char *dtype_name(DType dtype) {
   switch (dtype) {
-  case DType::BF16: return "bf16";
-  case DType::FP16: return "fp16";
-  case DType::FP32: return "fp32";
+  case DType::BF16:
+    return "bf16";
+  case DType::FP16:
+    return "fp16";
+  case DType::FP32:
+    return "fp32";
   }
   return "unknown";
 }

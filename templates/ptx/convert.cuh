@@ -10,8 +10,7 @@ enum : int { kBF16 = 0, kFP16 = 1, kFP32 = 2 };
 template <int DT> struct Storage { using type = unsigned short; };
 template <> struct Storage<kFP32> { using type = float; };
 
-template <int DT>
-__device__ __forceinline__ float to_float(typename Storage<DT>::type v) {
+template <int DT> __device__ __forceinline__ float to_float(typename Storage<DT>::type v) {
   if constexpr (DT == kBF16) {
     return __uint_as_float(static_cast<unsigned>(v) << 16);
   } else if constexpr (DT == kFP16) {
@@ -36,8 +35,7 @@ template <int DT> __device__ __forceinline__ unsigned pack2(float lo, float hi) 
 
 /// Stores two adjacent elements (ptr is 2-element aligned).
 template <int DT>
-__device__ __forceinline__ void store2(typename Storage<DT>::type *ptr,
-                                       float lo, float hi) {
+__device__ __forceinline__ void store2(typename Storage<DT>::type *ptr, float lo, float hi) {
   if constexpr (DT == kFP32) {
     ptr[0] = lo;
     ptr[1] = hi;

@@ -48,8 +48,8 @@ struct Inputs {
 
 Inputs &inputsFor(std::map<std::string, Inputs> &pool, const BenchCase &c) {
   const MoeShape &s = c.shape;
-  Inputs &in = pool[std::string(dtype_name(s.dtype)) + "/" + std::to_string(s.hidden) +
-                    "/" + std::to_string(s.intermediate)];
+  Inputs &in = pool[std::string(dtype_name(s.dtype)) + "/" + std::to_string(s.hidden) + "/" +
+                    std::to_string(s.intermediate)];
   if (in.tokens < c.tokens) {
     in.x = DeviceBuffer(0);
     auto x = testkit::randomTensor(s.dtype, c.tokens * s.hidden, 1.0f, 1);
@@ -71,8 +71,7 @@ Inputs &inputsFor(std::map<std::string, Inputs> &pool, const BenchCase &c) {
 }
 
 /// fp32 y of the plain GPU reference kernels.
-std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a,
-                                const std::string &arch) {
+std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a, const std::string &arch) {
   using codegen::KernelKind;
   static store::CubinStore store;
   const codegen::KernelSpec specs[] = {{KernelKind::ReferenceH, c.shape, {}},
@@ -104,8 +103,7 @@ std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a,
   return out;
 }
 
-double compare(const BenchCase &c, const DeviceBuffer &y,
-               const std::vector<float> &ref) {
+double compare(const BenchCase &c, const DeviceBuffer &y, const std::vector<float> &ref) {
   testkit::HostTensor out;
   out.dtype = c.shape.dtype;
   out.bytes.resize(c.tokens * c.shape.hidden * dtype_bytes(c.shape.dtype));
@@ -115,8 +113,7 @@ double compare(const BenchCase &c, const DeviceBuffer &y,
 }
 
 Result runCase(const KernelSet &kernels_ref, const std::string &arch,
-               std::map<std::string, Inputs> &pool, const BenchCase &c,
-               int runs) {
+               std::map<std::string, Inputs> &pool, const BenchCase &c, int runs) {
   const MoeShape &s = c.shape;
   const int64_t T = c.tokens;
   const KernelSet *kernels = &kernels_ref;
@@ -156,8 +153,8 @@ Result runCase(const KernelSet &kernels_ref, const std::string &arch,
   for (int i = 0; i < 5; ++i)
     kernels->run(a, stream);
   for (int i = 0; i < runs; ++i) {
-    BENCH_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff,
-                             kFlushBytes, stream));
+    BENCH_CU(
+        cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff, kFlushBytes, stream));
     BENCH_CU(cuEventRecord(start[i], stream));
     kernels->run(a, stream);
     BENCH_CU(cuEventRecord(stop[i], stream));
@@ -188,17 +185,22 @@ void writeJson(const std::string &path, const std::string &device,
                const std::vector<Result> &results) {
   llvm::json::Array cases;
   for (const Result &r : results)
-    cases.push_back(llvm::json::Object{
-        {"name", r.c.name}, {"config", r.config}, {"tokens", r.c.tokens}, {"shape", shapeText(r.c.shape)},
-        {"ms", r.ms}, {"tflops", r.tflops}, {"tbps", r.tbps},
-        {"floor_ms", r.floor_ms}, {"pct_of_floor", 100 * r.floor_ms / r.ms},
-        {"rel_error", r.error}, {"correct", r.correct}});
+    cases.push_back(llvm::json::Object{{"name", r.c.name},
+                                       {"config", r.config},
+                                       {"tokens", r.c.tokens},
+                                       {"shape", shapeText(r.c.shape)},
+                                       {"ms", r.ms},
+                                       {"tflops", r.tflops},
+                                       {"tbps", r.tbps},
+                                       {"floor_ms", r.floor_ms},
+                                       {"pct_of_floor", 100 * r.floor_ms / r.ms},
+                                       {"rel_error", r.error},
+                                       {"correct", r.correct}});
   std::error_code ec;
   llvm::raw_fd_ostream out(path, ec);
   if (ec)
     throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
-  out << llvm::json::Value(llvm::json::Object{{"device", device},
-                                              {"cases", std::move(cases)}});
+  out << llvm::json::Value(llvm::json::Object{{"device", device}, {"cases", std::move(cases)}});
 }
 
 /// The kernel set of `c` with one GEMM plan for every bucket, bypassing the
@@ -209,8 +211,8 @@ std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const std::string 
   static const driver::Device device = unwrapOrThrow(driver::Device::open(0));
   runtime::Plan plan;
   plan.buckets.assign(runtime::kBucketCount, g);
-  auto built = unwrapOrThrow(runtime::buildKernels(
-      runtime::kernelSpecs(c.shape, plan), arch, store));
+  auto built =
+      unwrapOrThrow(runtime::buildKernels(runtime::kernelSpecs(c.shape, plan), arch, store));
   return unwrapOrThrow(runtime::KernelSetImpl::load(device, c.shape, plan, std::move(built)));
 }
 
@@ -254,9 +256,8 @@ int runBench(Args args) {
   testkit::useDevice0();
   std::printf("device: %s (%s), %d runs per case, L2 flushed before each\n",
               rt.device_name().c_str(), rt.arch().c_str(), runs);
-  std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E",
-              "ms", "TFLOP/s", "TB/s", "floor ms", "%floor", "rel err", "ok",
-              "config");
+  std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E", "ms", "TFLOP/s",
+              "TB/s", "floor ms", "%floor", "rel err", "ok", "config");
   std::map<std::string, Inputs> pool;
   std::vector<Result> results;
   bool all_correct = true;
@@ -270,9 +271,9 @@ int runBench(Args args) {
       Result r = runCase(*kernels, rt.arch(), pool, c, runs);
       r.config = config;
       std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %-3s %s\n",
-                  c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts,
-                  r.ms, r.tflops, r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms,
-                  r.error, r.correct ? "yes" : "NO", config.c_str());
+                  c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts, r.ms, r.tflops,
+                  r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms, r.error, r.correct ? "yes" : "NO",
+                  config.c_str());
       std::fflush(stdout);
       all_correct &= r.correct;
       results.push_back(r);

@@ -49,8 +49,7 @@ bool Args::flag(const std::string &name) {
 
 void Args::finish() const {
   if (!rest_.empty())
-    throw Error(ErrorCode::InvalidArgument,
-                "unexpected argument '" + rest_.front() + "'");
+    throw Error(ErrorCode::InvalidArgument, "unexpected argument '" + rest_.front() + "'");
 }
 
 MoeShape parseShape(const std::string &text) {
@@ -76,11 +75,16 @@ MoeShape parseShape(const std::string &text) {
     } catch (const std::exception &) {
       throw Error(ErrorCode::InvalidShape, "shape value '" + val + "' is not a number");
     }
-    if (key == "k") s.k = v;
-    else if (key == "hidden") s.hidden = v;
-    else if (key == "intermediate") s.intermediate = v;
-    else if (key == "experts") s.experts = v;
-    else throw Error(ErrorCode::InvalidShape, "unknown shape key '" + key + "'");
+    if (key == "k")
+      s.k = v;
+    else if (key == "hidden")
+      s.hidden = v;
+    else if (key == "intermediate")
+      s.intermediate = v;
+    else if (key == "experts")
+      s.experts = v;
+    else
+      throw Error(ErrorCode::InvalidShape, "unknown shape key '" + key + "'");
   }
   validate(s);
   return s;

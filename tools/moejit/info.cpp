@@ -12,14 +12,14 @@ namespace moejit::cli {
 
 int runInfo(Args args) {
   args.finish();
-  std::printf("moejit %s\nnvrtc: %s\ncache root: %s\n", MOEJIT_VERSION,
-              nvrtc::version().c_str(), store::defaultRoot().c_str());
+  std::printf("moejit %s\nnvrtc: %s\ncache root: %s\n", MOEJIT_VERSION, nvrtc::version().c_str(),
+              store::defaultRoot().c_str());
   const int count = driver::deviceCount();
   std::printf("gpus: %d\n", count);
   if (count == 0) {
     auto api = driver::api();
-    std::printf("  (%s)\n", api ? "the driver sees no device"
-                                : errorMessage(api.takeError()).c_str());
+    std::printf("  (%s)\n",
+                api ? "the driver sees no device" : errorMessage(api.takeError()).c_str());
   }
   for (int i = 0; i < count; ++i) {
     auto d = driver::Device::open(i);
@@ -27,8 +27,8 @@ int runInfo(Args args) {
       std::printf("  %d: %s\n", i, errorMessage(d.takeError()).c_str());
       continue;
     }
-    std::printf("  %d: %s, compute capability %d.%d, %d SMs, target %s\n", i,
-                d->name.c_str(), d->cc_major, d->cc_minor, d->sm_count,
+    std::printf("  %d: %s, compute capability %d.%d, %d SMs, target %s\n", i, d->name.c_str(),
+                d->cc_major, d->cc_minor, d->sm_count,
                 nvrtc::archForComputeCapability(d->cc_major, d->cc_minor).c_str());
   }
   return 0;

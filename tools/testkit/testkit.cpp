@@ -127,9 +127,9 @@ Routing randomRouting(int64_t tokens, int k, int experts, uint64_t seed) {
   return r;
 }
 
-std::vector<double> referenceMoe(const MoeShape &s, int64_t tokens,
-                                 const HostTensor &x, const HostTensor &gate_up,
-                                 const HostTensor &down, const Routing &routing) {
+std::vector<double> referenceMoe(const MoeShape &s, int64_t tokens, const HostTensor &x,
+                                 const HostTensor &gate_up, const HostTensor &down,
+                                 const Routing &routing) {
   const int H = s.hidden, I = s.intermediate;
   std::vector<double> y(tokens * H, 0.0);
   parallelFor(tokens, [&](size_t begin, size_t end) {
@@ -165,8 +165,7 @@ std::vector<double> referenceMoe(const MoeShape &s, int64_t tokens,
   return y;
 }
 
-double relativeError(const std::vector<double> &out,
-                     const std::vector<double> &ref) {
+double relativeError(const std::vector<double> &out, const std::vector<double> &ref) {
   double num = 0, den = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     if (!std::isfinite(out[i]))
@@ -179,9 +178,12 @@ double relativeError(const std::vector<double> &out,
 
 double errorLimit(DType dtype) {
   switch (dtype) {
-  case DType::BF16: return 1e-2;
-  case DType::FP16: return 5e-3;
-  case DType::FP32: return 1e-5;
+  case DType::BF16:
+    return 1e-2;
+  case DType::FP16:
+    return 5e-3;
+  case DType::FP32:
+    return 1e-5;
   }
   return 0;
 }

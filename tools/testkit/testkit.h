@@ -30,21 +30,20 @@ HostTensor randomTensor(DType dtype, size_t count, float scale, uint64_t seed);
 std::vector<double> toDoubles(const HostTensor &t);
 
 struct Routing {
-  std::vector<int32_t> index;  ///< [T, k]
-  std::vector<float> weights;  ///< [T, k]
+  std::vector<int32_t> index; ///< [T, k]
+  std::vector<float> weights; ///< [T, k]
 };
 /// Each token picks k distinct experts uniformly; weights are a softmax of
 /// random logits (the benchmark's routing).
 Routing randomRouting(int64_t tokens, int k, int experts, uint64_t seed);
 
 /// fp64 reference of the whole operation (intermediate not rounded).
-std::vector<double> referenceMoe(const MoeShape &shape, int64_t tokens,
-                                 const HostTensor &x, const HostTensor &gate_up,
-                                 const HostTensor &down, const Routing &routing);
+std::vector<double> referenceMoe(const MoeShape &shape, int64_t tokens, const HostTensor &x,
+                                 const HostTensor &gate_up, const HostTensor &down,
+                                 const Routing &routing);
 
 /// ||out - ref|| / ||ref||; infinity if any value of out is not finite.
-double relativeError(const std::vector<double> &out,
-                     const std::vector<double> &ref);
+double relativeError(const std::vector<double> &out, const std::vector<double> &ref);
 
 /// Relative-error limit of DESIGN.md §1 for the dtype.
 double errorLimit(DType dtype);
