@@ -2,7 +2,7 @@
 # A/B: the committed build against a second binary (argument), same cases.
 set -uo pipefail
 other=$1
-cases="--tokens 2048 --tokens 8192 --tokens 32768"
+cases=${AB_CASES:-"--tokens 2048 --tokens 8192 --tokens 32768"}
 for bin in ./build/moejit "$other" ./build/moejit "$other"; do  # alternate: heat hits both
   export MOEJIT_CACHE_DIR=$(mktemp -d)
   echo "== $bin"
