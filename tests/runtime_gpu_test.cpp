@@ -118,6 +118,11 @@ std::string caseName(const ::testing::TestParamInfo<Case> &info) {
          std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" + mode[int(c.routing)];
 }
 
+/// Readable parameter in test output (the default prints raw bytes).
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << caseName(::testing::TestParamInfo<Case>(c, 0));
+}
+
 class MatchesReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MatchesReference, RelativeErrorUnderLimit) {
