@@ -1,5 +1,6 @@
 # Runs `moejit warm --arch sm_90a` twice on an empty cache: the first run
-# compiles every kernel, the second finds all of them cached.
+# compiles every kernel, the second finds all of them cached. Then checks
+# that a bad target and a bad tile config are refused, and codegen prints.
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE first ERROR_VARIABLE err)
@@ -19,4 +20,14 @@ execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0 OR NOT err MATCHES "unsupported target 'sm_70'")
   message(FATAL_ERROR "sm_70 must be refused with a clear error: ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} codegen --kernel gemm1 --bm 192 --bn 96 --stages 4 --wgmma
+                RESULT_VARIABLE rc OUTPUT_VARIABLE src ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT src MATCHES "moe_gemm1_bf16_k8_h2048_i768_e128_bm192_bn96_s4_wgmma")
+  message(FATAL_ERROR "codegen should print the wgmma unit: ${src} ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} codegen --kernel gemm1 --bm 24
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "16-row warp tiles")
+  message(FATAL_ERROR "an invalid tile config must be refused with its rule: ${err}")
 endif()
