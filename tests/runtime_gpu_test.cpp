@@ -66,17 +66,7 @@ struct Problem {
   }
 
   MoeArgs args() const {
-    MoeArgs a;
-    a.x = dx.get();
-    a.gate_up_proj = dgu.get();
-    a.down_proj = ddown.get();
-    a.top_k_index = static_cast<const int32_t *>(dindex.get());
-    a.top_k_weights = static_cast<const float *>(dweights.get());
-    a.y = dy.get();
-    a.tokens = tokens;
-    a.workspace = dworkspace.get();
-    a.workspace_bytes = dworkspace.bytes();
-    return a;
+    return testkit::moeArgs(dx, dgu, ddown, dindex, dweights, dy, tokens, dworkspace);
   }
 
   /// Runs once on a poisoned y and returns y's bytes.

@@ -46,24 +46,22 @@ TEST(Workload, ValidationNamesTheField) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  MoeShape s = seed();
-  s.k = 0;
-  expectInvalid(s, "k = 0");
-  s = seed();
-  s.k = 129;
-  expectInvalid(s, "k = 129");
-  s = seed();
-  s.hidden = 2050;
-  expectInvalid(s, "hidden = 2050");
-  s = seed();
-  s.intermediate = 0;
-  expectInvalid(s, "intermediate = 0");
-  s = seed();
-  s.experts = 0;
-  expectInvalid(s, "experts = 0");
-  s = seed();
-  s.dtype = static_cast<DType>(7);
-  expectInvalid(s, "unknown dtype");
+  struct Bad {
+    void (*edit)(MoeShape &);
+    const char *needle;
+  } cases[] = {
+      {[](MoeShape &s) { s.k = 0; }, "k = 0"},
+      {[](MoeShape &s) { s.k = 129; }, "k = 129"},
+      {[](MoeShape &s) { s.hidden = 2050; }, "hidden = 2050"},
+      {[](MoeShape &s) { s.intermediate = 0; }, "intermediate = 0"},
+      {[](MoeShape &s) { s.experts = 0; }, "experts = 0"},
+      {[](MoeShape &s) { s.dtype = static_cast<DType>(7); }, "unknown dtype"},
+  };
+  for (const Bad &b : cases) {
+    MoeShape s = seed();
+    b.edit(s);
+    expectInvalid(s, b.needle);
+  }
   EXPECT_NO_THROW(validate(seed()));
   EXPECT_NO_THROW(validate({1, 8, 8, 1, DType::FP32}));
 }

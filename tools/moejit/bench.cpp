@@ -123,16 +123,7 @@ Result runCase(const KernelSet &kernels_ref, const std::string &arch,
   DeviceBuffer weights = DeviceBuffer::from(routing.weights);
   DeviceBuffer y(T * s.hidden * dtype_bytes(s.dtype));
   DeviceBuffer workspace(kernels->workspace_bytes(T));
-  MoeArgs a;
-  a.x = in.x.get();
-  a.gate_up_proj = in.gate_up.get();
-  a.down_proj = in.down.get();
-  a.top_k_index = static_cast<const int32_t *>(index.get());
-  a.top_k_weights = static_cast<const float *>(weights.get());
-  a.y = y.get();
-  a.tokens = T;
-  a.workspace = workspace.get();
-  a.workspace_bytes = workspace.bytes();
+  const MoeArgs a = testkit::moeArgs(in.x, in.gate_up, in.down, index, weights, y, T, workspace);
 
   Result r;
   r.c = c;

@@ -201,6 +201,22 @@ bool gpuAvailable(std::string &why) {
   return true;
 }
 
+MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const DeviceBuffer &down,
+                const DeviceBuffer &index, const DeviceBuffer &weights, const DeviceBuffer &y,
+                int64_t tokens, const DeviceBuffer &workspace) {
+  MoeArgs a;
+  a.x = x.get();
+  a.gate_up_proj = gate_up.get();
+  a.down_proj = down.get();
+  a.top_k_index = static_cast<const int32_t *>(index.get());
+  a.top_k_weights = static_cast<const float *>(weights.get());
+  a.y = y.get();
+  a.tokens = tokens;
+  a.workspace = workspace.get();
+  a.workspace_bytes = workspace.bytes();
+  return a;
+}
+
 void useDevice0() {
   static auto device = unwrapOrThrow(driver::Device::open(0));
   throwIfError(device.makeCurrent());

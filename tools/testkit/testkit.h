@@ -75,6 +75,11 @@ private:
   size_t bytes_ = 0;
 };
 
+/// The arguments of one run over device buffers (workspace: all of it).
+MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const DeviceBuffer &down,
+                const DeviceBuffer &index, const DeviceBuffer &weights, const DeviceBuffer &y,
+                int64_t tokens, const DeviceBuffer &workspace);
+
 /// Makes device 0's primary context current (throws if there is none).
 void useDevice0();
 
