@@ -110,6 +110,14 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
   if (!set->route_count_ || !set->route_scan_ || !set->route_scatter_ || !set->combine_)
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",
                      workload::canonicalText(shape));
+  for (const GemmPlan &g : set->plan_.buckets) {
+    const LoadedKernel *g1 = set->findGemm(KernelKind::Gemm1, g.gemm1);
+    const LoadedKernel *g2 = set->findGemm(KernelKind::Gemm2, g.gemm2);
+    if (!g1 || !g2)
+      return makeError(ErrorCode::Internal, "kernel set for {} lacks a planned GEMM",
+                       workload::canonicalText(shape));
+    set->bucket_gemms_.emplace_back(g1, g2);
+  }
   return set;
 }
 
@@ -120,12 +128,13 @@ KernelSetImpl::~KernelSetImpl() {
     driver::loaded().cuModuleUnload(m);
 }
 
-const LoadedKernel &KernelSetImpl::gemm(KernelKind kind, const codegen::TileConfig &tile) const {
+const LoadedKernel *KernelSetImpl::findGemm(KernelKind kind,
+                                            const codegen::TileConfig &tile) const {
   const bool simt = shape_.dtype == DType::FP32;
   for (size_t i = 0; i < specs_.size(); ++i)
     if (specs_[i].kind == kind && (simt || specs_[i].tile == tile))
-      return kernels_[i];
-  return kernels_.front(); // unreachable: load() built every planned config
+      return &kernels_[i];
+  return nullptr;
 }
 
 std::vector<KernelInfo> KernelSetImpl::kernels() const {
@@ -157,7 +166,7 @@ size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
   return workspaceLayout(shape_, launchGeometry(shape_, tokens, tileRows(shape_, g))).total;
 }
 
-llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
+llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a, size_t need) const {
   struct Pointer {
     const char *name;
     const void *ptr;
@@ -198,7 +207,6 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a) const {
     if (y < p + r.bytes && p < y + y_bytes)
       return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}", r.name);
   }
-  const size_t need = workspace_bytes(a.tokens);
   if (a.workspace_bytes < need)
     return makeError(ErrorCode::WorkspaceTooSmall,
                      "moejit run: workspace of {} bytes is too small: {} "
@@ -215,7 +223,8 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (a.tokens * shape_.k > INT_MAX / 2)
     return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is too many for one call",
                      a.tokens);
-  const GemmPlan &plan = plan_.buckets[bucketOf(a.tokens)];
+  const int bucket = bucketOf(a.tokens);
+  const GemmPlan &plan = plan_.buckets[bucket];
   const LaunchGeometry geo = launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
   const int split1 = geo.tile_m / gemmRows(shape_, plan.gemm1);
   const int split2 = geo.tile_m / gemmRows(shape_, plan.gemm2);
@@ -224,12 +233,12 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
                      "moejit run: tokens = {} needs more row tiles than one "
                      "launch can hold; split the batch",
                      a.tokens);
-  if (llvm::Error e = checkArgs(a))
+  const WorkspaceLayout w = workspaceLayout(shape_, geo);
+  if (llvm::Error e = checkArgs(a, w.total))
     return e;
   if (llvm::Error e = device_.makeCurrent())
     return e;
 
-  const WorkspaceLayout w = workspaceLayout(shape_, geo);
   char *ws = static_cast<char *>(a.workspace);
   LaunchParams p{};
   p.x = a.x;
@@ -250,8 +259,8 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   p.tile_m = geo.tile_m;
   p.max_tiles = static_cast<int32_t>(geo.max_tiles);
 
-  const LoadedKernel &g1 = gemm(KernelKind::Gemm1, plan.gemm1);
-  const LoadedKernel &g2 = gemm(KernelKind::Gemm2, plan.gemm2);
+  const LoadedKernel &g1 = *bucket_gemms_[bucket].first;
+  const LoadedKernel &g2 = *bucket_gemms_[bucket].second;
   const unsigned tiles = static_cast<unsigned>(geo.max_tiles);
   const int vec = 16 / dtype_bytes(shape_.dtype);
   if (llvm::Error e = launch(*route_count_, geo.route_blocks, 1, p, stream))

@@ -55,8 +55,9 @@ public:
   llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;
 
 private:
-  const LoadedKernel &gemm(codegen::KernelKind kind, const codegen::TileConfig &tile) const;
-  llvm::Error checkArgs(const MoeArgs &args) const;
+  /// The loaded GEMM for a planned config; nullptr if load() lacks it.
+  const LoadedKernel *findGemm(codegen::KernelKind kind, const codegen::TileConfig &tile) const;
+  llvm::Error checkArgs(const MoeArgs &args, size_t workspace_needed) const;
 
   driver::Device device_;
   MoeShape shape_;
@@ -67,6 +68,9 @@ private:
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
   const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr, *route_scatter_ = nullptr,
                      *combine_ = nullptr;
+  /// Per token bucket, the two GEMMs `run` launches (resolved at load time
+  /// so that `run` does no search).
+  std::vector<std::pair<const LoadedKernel *, const LoadedKernel *>> bucket_gemms_;
 };
 
 /// Loads a cubin and returns its single kernel, with the shared-memory
