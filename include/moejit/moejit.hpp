@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -81,6 +82,13 @@ struct KernelInfo {
   bool from_cache = false;
 };
 
+/// The tile configs `run` uses for tokens up to max_tokens (and above the
+/// previous entry's).
+struct BucketPlan {
+  int64_t max_tokens = 0;
+  std::string gemm1, gemm2; ///< tile config suffixes, e.g. bm128_bn64_s3_wgmma
+};
+
 /// Compiled, loaded kernels for one shape on one device.
 class KernelSet {
 public:
@@ -94,13 +102,45 @@ public:
   virtual const MoeShape &shape() const = 0;
   virtual const std::string &workload_id() const = 0;
   virtual std::vector<KernelInfo> kernels() const = 0;
+  /// Tile configs per token bucket.
+  virtual std::vector<BucketPlan> plan() const = 0;
+  /// Where the plan came from: "tuning record <path>", "shipped table",
+  /// "autotuned", or "heuristic".
+  virtual const std::string &plan_source() const = 0;
+};
+
+/// Where a kernel set's tile configs come from (MOEJIT_TUNING).
+enum class Tuning {
+  /// The tuning record in the cache root for (workload, GPU, moejit
+  /// version), else the table shipped with moejit, else the heuristic.
+  Records,
+  /// The heuristic only.
+  Heuristic,
+  /// Like Records, but with no record in the cache root the first get()
+  /// of a shape autotunes it on the device and saves a record (seconds to
+  /// minutes). Never done inside run().
+  FirstUse,
 };
 
 struct RuntimeOptions {
   /// Cache root; empty: MOEJIT_CACHE_DIR, else $XDG_CACHE_HOME/moejit,
   /// else ~/.cache/moejit.
   std::string cache_dir;
+  /// Unset: MOEJIT_NO_COMPILE. True: a kernel missing from the cache is an
+  /// Error(CacheMiss) naming the workload, kernel and key; nothing compiles.
+  std::optional<bool> no_compile;
+  /// Unset: MOEJIT_TUNING (default Records).
+  std::optional<Tuning> tuning;
 };
+
+/// Cubin cache counters of one Runtime's cache root, since it was created.
+struct CacheStats {
+  uint64_t hits = 0;     ///< kernels found in memory or on disk
+  uint64_t misses = 0;   ///< kernels not found (compiled, or a CacheMiss)
+  uint64_t compiles = 0; ///< NVRTC compiles done
+  bool memory_only = false; ///< the root was unwritable: nothing was saved
+};
+
 
 /// Owns the kernel sets of one device. Thread-safe; kernel sets are shared
 /// process-wide per (workload id, device) and compiled once.
@@ -116,11 +156,16 @@ public:
   /// "sm_90a" on an H100/H200.
   const std::string &arch() const;
   const std::string &device_name() const;
+  /// Counters of this runtime's cubin cache.
+  CacheStats cache_stats() const;
 
 private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// moejit's version ("0.2.0"); part of every tuning record's key.
+const char *version();
 
 /// Throws Error(InvalidShape) naming the offending field.
 void validate(const MoeShape &shape);

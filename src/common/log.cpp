@@ -1,5 +1,8 @@
 #include "common/log.h"
 
+#include "common/error.h"
+#include "common/settings.h"
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <cstdlib>
@@ -13,8 +16,11 @@ spdlog::logger &logger() {
     auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     auto log = std::make_shared<spdlog::logger>("moejit", sink);
     log->set_pattern("[moejit %L] %v");
-    const char *level = std::getenv("MOEJIT_LOG_LEVEL");
-    log->set_level(level ? spdlog::level::from_str(level) : spdlog::level::warn);
+    auto level = settings::read("MOEJIT_LOG_LEVEL");
+    log->set_level(level && !level->empty() ? spdlog::level::from_str(*level)
+                                            : spdlog::level::warn);
+    if (!level) // the logger cannot throw; the bad value is reported once
+      log->warn("{}; using warn", errorMessage(level.takeError()));
     return log;
   }();
   return *instance;

@@ -2,6 +2,7 @@
 
 #include "codegen/embedded_templates.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "nvrtc/compile.h"
 #include "workload/shape.h"
 
@@ -44,33 +45,58 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
   return specs;
 }
 
-llvm::Expected<std::vector<BuiltKernel>>
-buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch, store::CubinStore &store) {
+namespace {
+/// Why `spec` cannot be built for `arch` at all (before any compile).
+std::string unbuildable(const KernelSpec &spec, const std::string &arch) {
   if (llvm::Error e = nvrtc::checkArch(arch))
-    return e;
-  for (const KernelSpec &spec : specs)
-    if (spec.usesMma() && spec.tile.wgmma && arch != "sm_90a")
-      return makeError(ErrorCode::InvalidArgument,
-                       "{} uses wgmma, which only sm_90a has (target {})", spec.name(), arch);
-  std::vector<BuiltKernel> built(specs.size());
-  std::vector<std::string> errors(specs.size());
-  const std::string id = workload::workloadId(specs.front().shape);
+    return errorMessage(std::move(e));
+  if (spec.usesMma() && spec.tile.wgmma && arch != "sm_90a")
+    return fmt::format("{} uses wgmma, which only sm_90a has (target {})", spec.name(), arch);
+  return {};
+}
+} // namespace
+
+std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
+                                   store::CubinStore &store, const BuildOptions &options) {
+  std::vector<BuildResult> results(specs.size());
   auto buildOne = [&](size_t i) {
     const KernelSpec &spec = specs[i];
+    BuildResult &r = results[i];
+    r.kernel.spec = spec;
+    if (std::string why = unbuildable(spec, arch); !why.empty()) {
+      r.code = ErrorCode::InvalidArgument;
+      r.error = std::move(why);
+      return;
+    }
+    const std::string id = workload::workloadId(spec.shape);
     const std::string source = codegen::generateSource(spec);
     const std::string key = entryKey(spec, source, arch);
-    built[i].spec = spec;
     if (std::optional<store::Entry> hit = store.load(id, key)) {
-      built[i].entry = std::move(*hit);
-      built[i].from_cache = true;
+      r.kernel.entry = std::move(*hit);
+      r.kernel.from_cache = true;
       return;
     }
+    if (options.no_compile) {
+      r.code = ErrorCode::CacheMiss;
+      r.error = fmt::format("no-compile mode: kernel {} of workload {} ({}) for {} is not in the "
+                            "cache {} (key {}); warm the cache with `moejit warm`",
+                            spec.name(), id, workload::canonicalText(spec.shape), arch,
+                            store.root(), key);
+      return;
+    }
+    logger().info("compiling {} for {}", spec.name(), arch);
     auto compiled = nvrtc::compile(spec.name(), source, arch);
+    store.countCompile();
     if (!compiled) {
-      errors[i] = errorMessage(compiled.takeError());
+      r.code = ErrorCode::CompileFailed;
+      r.error = errorMessage(compiled.takeError());
+      logger().info("compile of {} failed", spec.name());
       return;
     }
-    store::Entry &e = built[i].entry;
+    logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes)", spec.name(),
+                  compiled->compile_ms, compiled->resources.registers,
+                  compiled->resources.spill_bytes);
+    store::Entry &e = r.kernel.entry;
     e.cubin = std::move(compiled->cubin);
     e.meta = {spec.name(),
               arch,
@@ -80,16 +106,28 @@ buildKernels(llvm::ArrayRef<KernelSpec> specs, const std::string &arch, store::C
               compiled->compile_ms};
     store.publish(id, key, e);
   };
-  {
-    // NVRTC programs are independent; compile them side by side.
-    llvm::ThreadPool pool(llvm::hardware_concurrency());
-    for (size_t i = 0; i < specs.size(); ++i)
-      pool.async([&buildOne, i] { buildOne(i); });
-    pool.wait();
+  // NVRTC programs are independent; compile them side by side.
+  llvm::ThreadPool pool(llvm::hardware_concurrency());
+  for (size_t i = 0; i < specs.size(); ++i)
+    pool.async([&buildOne, i] { buildOne(i); });
+  pool.wait();
+  return results;
+}
+
+llvm::Expected<std::vector<BuiltKernel>> buildKernels(llvm::ArrayRef<KernelSpec> specs,
+                                                      const std::string &arch,
+                                                      store::CubinStore &store,
+                                                      const BuildOptions &options) {
+  // Unbuildable specs fail before anything is compiled.
+  for (const KernelSpec &spec : specs)
+    if (std::string why = unbuildable(spec, arch); !why.empty())
+      return makeError(ErrorCode::InvalidArgument, "{}", why);
+  std::vector<BuiltKernel> built;
+  for (BuildResult &r : buildEach(specs, arch, store, options)) {
+    if (!r.ok())
+      return makeError(r.code, "{}", r.error);
+    built.push_back(std::move(r.kernel));
   }
-  for (const std::string &e : errors)
-    if (!e.empty())
-      return makeError(ErrorCode::CompileFailed, "{}", e);
   return built;
 }
 

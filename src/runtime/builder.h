@@ -29,9 +29,31 @@ std::string entryKey(const codegen::KernelSpec &spec, const std::string &source,
 /// Every kernel `run` needs for this plan, each distinct config once.
 std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan);
 
-/// Fetches or compiles every spec, in the order given.
+struct BuildOptions {
+  /// A spec missing from the store is an ErrorCode::CacheMiss naming the
+  /// workload, kernel and key; nothing is compiled.
+  bool no_compile = false;
+};
+
+/// The outcome of one spec: `error` is empty on success.
+struct BuildResult {
+  BuiltKernel kernel;
+  ErrorCode code = ErrorCode::Internal;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+/// Fetches or compiles every spec (in parallel), each with its own outcome:
+/// the autotuner records failed candidates instead of stopping.
+std::vector<BuildResult> buildEach(llvm::ArrayRef<codegen::KernelSpec> specs,
+                                   const std::string &arch, store::CubinStore &store,
+                                   const BuildOptions &options = {});
+
+/// Fetches or compiles every spec, in the order given; the first failure is
+/// the error.
 llvm::Expected<std::vector<BuiltKernel>> buildKernels(llvm::ArrayRef<codegen::KernelSpec> specs,
                                                       const std::string &arch,
-                                                      store::CubinStore &store);
+                                                      store::CubinStore &store,
+                                                      const BuildOptions &options = {});
 
 } // namespace moejit::runtime

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <limits>
 
 namespace moejit::runtime {
 
@@ -141,6 +142,18 @@ std::vector<KernelInfo> KernelSetImpl::kernels() const {
   std::vector<KernelInfo> out;
   for (const LoadedKernel &k : kernels_)
     out.push_back(k.info);
+  return out;
+}
+
+std::vector<BucketPlan> KernelSetImpl::plan() const {
+  std::vector<BucketPlan> out;
+  for (int b = 0; b < kBucketCount; ++b) {
+    const GemmPlan &g = plan_.buckets[b];
+    // The last bucket also serves every larger T.
+    const int64_t max_tokens =
+        b + 1 == kBucketCount ? std::numeric_limits<int64_t>::max() : bucketTokens(b);
+    out.push_back({max_tokens, g.gemm1.suffix(), g.gemm2.suffix()});
+  }
   return out;
 }
 

@@ -50,6 +50,8 @@ public:
   const MoeShape &shape() const override { return shape_; }
   const std::string &workload_id() const override { return id_; }
   std::vector<KernelInfo> kernels() const override;
+  std::vector<BucketPlan> plan() const override;
+  const std::string &plan_source() const override { return plan_.source; }
 
   /// `run` with errors as values.
   llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;

@@ -26,6 +26,8 @@ struct GemmPlan {
 
 struct Plan {
   std::vector<GemmPlan> buckets; ///< kBucketCount entries
+  /// Where it came from (KernelSet::plan_source).
+  std::string source = "heuristic";
 };
 
 /// Heuristic plan for target `arch` from the expected rows per expert,

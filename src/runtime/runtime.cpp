@@ -55,6 +55,13 @@ Runtime::Runtime(int device, RuntimeOptions options) {
 
 Runtime::~Runtime() = default;
 
+const char *version() { return MOEJIT_VERSION; }
+
+CacheStats Runtime::cache_stats() const {
+  const store::CubinStore &s = impl_->store;
+  return {s.hits(), s.misses(), s.compiles(), s.memoryOnly()};
+}
+
 const std::string &Runtime::arch() const { return impl_->arch; }
 const std::string &Runtime::device_name() const { return impl_->device.name; }
 

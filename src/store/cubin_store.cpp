@@ -1,6 +1,8 @@
 #include "store/cubin_store.h"
 
 #include "common/log.h"
+#include "common/settings.h"
+#include "store/atomic_file.h"
 #include "workload/shape.h"
 
 #include <llvm/Support/FileSystem.h>
@@ -81,8 +83,11 @@ bool parseMeta(llvm::StringRef text, EntryMeta &m) {
 } // namespace
 
 std::string defaultRoot() {
-  if (const char *dir = std::getenv("MOEJIT_CACHE_DIR"); dir && *dir)
-    return dir;
+  // MOEJIT_CACHE_DIR is a path: any non-empty value is valid.
+  if (auto dir = settings::read("MOEJIT_CACHE_DIR"); dir && !dir->empty())
+    return *dir;
+  else if (!dir)
+    llvm::consumeError(dir.takeError());
   if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
     return std::string(xdg) + "/moejit";
   const char *home = std::getenv("HOME");
@@ -148,6 +153,15 @@ uint64_t CubinStore::misses() const {
   return misses_;
 }
 
+uint64_t CubinStore::compiles() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiles_;
+}
+void CubinStore::countCompile() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++compiles_;
+}
+
 std::optional<Entry> CubinStore::load(const std::string &workload_id, const std::string &key) {
   const std::string path = entryPath(workload_id, key);
   {
@@ -170,36 +184,6 @@ std::optional<Entry> CubinStore::load(const std::string &workload_id, const std:
   return entry;
 }
 
-bool CubinStore::writeFile(const std::string &dir, const std::string &path,
-                           const std::string &bytes, std::string &why) {
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
-    why = ec.message();
-    return false;
-  }
-  int fd = -1;
-  llvm::SmallString<256> tmp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmp)) {
-    why = ec.message();
-    return false;
-  }
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
-  const bool ok = done == bytes.size() && ::fsync(fd) == 0;
-  ::close(fd);
-  // rename() replaces atomically: readers see the old file or the new one.
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    why = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 void CubinStore::publish(const std::string &workload_id, const std::string &key,
                          const Entry &entry) {
   const std::string path = entryPath(workload_id, key);
@@ -209,8 +193,7 @@ void CubinStore::publish(const std::string &workload_id, const std::string &key,
     memory_only = memory_only_;
   }
   std::string why;
-  if (!memory_only &&
-      writeFile(std::string(llvm::sys::path::parent_path(path)), path, encodeEntry(entry), why))
+  if (!memory_only && writeFileAtomically(path, encodeEntry(entry), why))
     return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (!memory_only_) {

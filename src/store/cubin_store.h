@@ -56,16 +56,16 @@ public:
   bool memoryOnly() const;
   uint64_t hits() const;
   uint64_t misses() const;
+  /// NVRTC compiles done for this store (counted by the builder).
+  uint64_t compiles() const;
+  void countCompile();
 
 private:
-  bool writeFile(const std::string &dir, const std::string &path, const std::string &bytes,
-                 std::string &why);
-
   std::string root_;
   mutable std::mutex mutex_;
   bool memory_only_ = false;
   std::map<std::string, Entry> memory_; // key: path
-  uint64_t hits_ = 0, misses_ = 0;
+  uint64_t hits_ = 0, misses_ = 0, compiles_ = 0;
 };
 
 } // namespace moejit::store

@@ -1,0 +1,108 @@
+#include "common/settings.h"
+
+#include "common/error.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
+namespace moejit::settings {
+
+const std::vector<Setting> &registry() {
+  static const std::vector<Setting> all = {
+      {"MOEJIT_CACHE_DIR", Type::Path, "`$XDG_CACHE_HOME/moejit`, else `~/.cache/moejit`", false,
+       "root of the cubin cache and the tuning records (keys hold no paths)",
+       {}},
+      {"MOEJIT_LOG_LEVEL", Type::Choice, "`warn`", false,
+       "spdlog level; `info` logs each compile's start, end and duration",
+       {"trace", "debug", "info", "warn", "error", "critical", "off"}},
+      {"MOEJIT_NO_COMPILE", Type::Bool, "`0`", false,
+       "`1`: never compile; a kernel missing from the cache is an `ErrorCode::CacheMiss` "
+       "naming the workload, kernel and key (proves a deployment's cache was warmed)",
+       {}},
+      {"MOEJIT_TUNING", Type::Choice, "`records`", false,
+       "where tile configs come from: `records` (tuning record in the cache root, then the "
+       "tables shipped in `cache/`, then the heuristic), `heuristic` (heuristic only), "
+       "`first-use` (like `records`, but with no record in the cache root `get()` autotunes "
+       "once and saves one)",
+       {"records", "heuristic", "first-use"}},
+  };
+  return all;
+}
+
+const Setting *find(std::string_view name) {
+  for (const Setting &s : registry())
+    if (s.name == name)
+      return &s;
+  return nullptr;
+}
+
+namespace {
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+std::string joined(const std::vector<std::string_view> &items) {
+  std::string out;
+  for (std::string_view c : items) {
+    if (!out.empty())
+      out += ", ";
+    out.append(c.data(), c.size());
+  }
+  return out;
+}
+} // namespace
+
+llvm::Expected<std::string> read(std::string_view name) {
+  const Setting *s = find(name);
+  if (!s)
+    return makeError(ErrorCode::Internal, "{} is not a moejit setting", name);
+  const char *raw = std::getenv(std::string(name).c_str());
+  if (!raw || !*raw)
+    return std::string();
+  const std::string value = raw;
+  switch (s->type) {
+  case Type::Path:
+    return value;
+  case Type::Bool: {
+    const std::string v = lower(value);
+    if (v == "1" || v == "true" || v == "yes" || v == "on")
+      return std::string("1");
+    if (v == "0" || v == "false" || v == "no" || v == "off")
+      return std::string("0");
+    return makeError(ErrorCode::InvalidArgument,
+                     "{}={}: expected 1, 0, true, false, yes, no, on or off", name, value);
+  }
+  case Type::Choice: {
+    const std::string v = lower(value);
+    for (std::string_view c : s->choices)
+      if (v == c)
+        return v;
+    return makeError(ErrorCode::InvalidArgument, "{}={}: expected one of {}", name, value,
+                     joined(s->choices));
+  }
+  }
+  return makeError(ErrorCode::Internal, "{}: unknown setting type", name);
+}
+
+llvm::Expected<bool> readBool(std::string_view name, bool fallback) {
+  auto v = read(name);
+  if (!v)
+    return v.takeError();
+  return v->empty() ? fallback : *v == "1";
+}
+
+std::string markdownTable() {
+  std::string out = "| variable | type | default | changes cache keys | meaning |\n"
+                    "|---|---|---|---|---|\n";
+  for (const Setting &s : registry()) {
+    std::string type = s.type == Type::Path   ? "path"
+                       : s.type == Type::Bool ? "bool"
+                                              : "one of " + joined(s.choices);
+    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", s.name, type, s.default_text,
+                       s.changes_cache_keys ? "yes" : "no", s.meaning);
+  }
+  return out;
+}
+
+} // namespace moejit::settings

@@ -1,0 +1,40 @@
+// Every MOEJIT_* environment variable, in one registry: name, type, default,
+// whether it changes cache keys, and what it means. Values are validated when
+// read; `moejit settings` prints the registry as the README's table.
+#pragma once
+
+#include <llvm/Support/Error.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace moejit::settings {
+
+enum class Type { Path, Bool, Choice };
+
+struct Setting {
+  std::string_view name;
+  Type type;
+  std::string_view default_text; ///< as the README shows it
+  bool changes_cache_keys;
+  std::string_view meaning;
+  std::vector<std::string_view> choices; ///< Choice only
+};
+
+const std::vector<Setting> &registry();
+
+/// The registry entry of `name`; nullptr for a name not in it.
+const Setting *find(std::string_view name);
+
+/// The value of `name` from the environment, validated against its type
+/// ("" when unset; for Bool "0" or "1"; for Choice one of the choices or "").
+/// InvalidArgument naming the variable, the value and what is allowed.
+llvm::Expected<std::string> read(std::string_view name);
+/// read() of a Bool setting; `fallback` when unset.
+llvm::Expected<bool> readBool(std::string_view name, bool fallback = false);
+
+/// The registry as a Markdown table (the README's settings table).
+std::string markdownTable();
+
+} // namespace moejit::settings
