@@ -46,8 +46,10 @@ int runWarm(Args args) {
               : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
     std::printf("  %zu kernels in %.0f ms\n", built.size(), ms);
   }
-  std::printf("\ncache hits %llu, misses %llu%s\n", static_cast<unsigned long long>(store.hits()),
+  std::printf("\ncache hits %llu, misses %llu, compiles %llu%s\n",
+              static_cast<unsigned long long>(store.hits()),
               static_cast<unsigned long long>(store.misses()),
+              static_cast<unsigned long long>(store.compiles()),
               store.memoryOnly() ? " (root unwritable: nothing was saved)" : "");
   return 0;
 }

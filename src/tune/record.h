@@ -1,0 +1,84 @@
+// Tuning records: the tile configs chosen per token bucket for one
+// (workload id, GPU name, moejit version), with their measured times, as
+// versioned JSON (cache/TUNING.md). Records live in the cache root; tables
+// shipped with moejit (cache/tuning/, embedded at build time) come next; the
+// heuristic last.
+#pragma once
+
+#include "moejit/moejit.hpp"
+#include "runtime/planner.h"
+
+#include <llvm/ADT/StringRef.h>
+#include <llvm/Support/Error.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace moejit::tune {
+
+inline constexpr int kRecordFormat = 1;
+
+struct BucketRecord {
+  int bucket = 0;                  ///< runtime::bucketOf
+  int64_t tokens = 0;              ///< the representative T it was timed at
+  runtime::GemmPlan choice;        ///< the winner
+  double ms = 0;                   ///< whole run with the winner (median)
+  double heuristic_ms = 0;         ///< whole run with the heuristic's plan
+};
+
+struct TuningRecord {
+  std::string workload_id;    ///< sha256 (workload::workloadId)
+  std::string workload;       ///< canonical text, for people reading it
+  std::string gpu;            ///< device name, e.g. "NVIDIA H200"
+  std::string arch;           ///< e.g. "sm_90a"
+  std::string moejit_version; ///< moejit::version()
+  std::string nvrtc_version;
+  std::string created_utc;    ///< ISO 8601
+  double tuning_seconds = 0;
+  int candidates = 0; ///< configs tried
+  int failed = 0;     ///< of which failed to compile, load, launch or check
+  std::vector<BucketRecord> buckets; ///< runtime::kBucketCount, in order
+};
+
+/// "NVIDIA H200" -> "nvidia-h200": lower case, runs of other characters
+/// become one '-'.
+std::string gpuSlug(const std::string &gpu_name);
+
+std::string toJson(const TuningRecord &record);
+/// Parses and checks a record: format version, every field, one entry per
+/// bucket in order, tile configs that parse. InvalidArgument saying what is
+/// wrong otherwise.
+llvm::Expected<TuningRecord> parseRecord(llvm::StringRef json);
+
+/// <root>/tuning/v<format>/<workload id>/<gpu slug>/moejit-<version>.json
+std::string recordPath(const std::string &root, const std::string &workload_id,
+                       const std::string &gpu, const std::string &version);
+/// Writes the record atomically at recordPath(root, ...).
+llvm::Error saveRecord(const std::string &root, const TuningRecord &record);
+/// The record of (id, gpu, version) in `root`; nullopt if there is none, or
+/// if it is unreadable (logged once).
+std::optional<TuningRecord> loadRecord(const std::string &root, const std::string &workload_id,
+                                       const std::string &gpu, const std::string &version);
+/// The table shipped with moejit for (id, gpu, version), if any.
+std::optional<TuningRecord> shippedRecord(const std::string &workload_id, const std::string &gpu,
+                                          const std::string &version);
+/// Every shipped table (for tests and `moejit cache list`).
+std::vector<TuningRecord> shippedRecords();
+
+/// The record as a plan for `shape` on `arch`: InvalidArgument when the
+/// record is for another workload, or a config breaks the tile rules
+/// (checkMmaConfig), uses wgmma off sm_90a, or pairs bm values where the
+/// smaller does not divide the larger.
+llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
+                                             const std::string &arch);
+
+/// The lookup order for Tuning::Records (and FirstUse once tuned): the
+/// record in `root`, then the shipped table, then runtime::heuristicPlan.
+/// An unusable record or table is skipped with a warning (once). The
+/// plan's `source` says which one was used ("tuning record <path>",
+/// "shipped table", "heuristic").
+runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+                         const std::string &root);
+
+} // namespace moejit::tune
