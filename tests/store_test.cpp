@@ -1,12 +1,24 @@
+#include "codegen/embedded_templates.h"
+#include "common/error.h"
+#include "nvrtc/compile.h"
 #include "runtime/builder.h"
+#include "store/atomic_file.h"
+#include "store/cache_admin.h"
 #include "store/cubin_store.h"
+#include "store/file_lock.h"
+#include "workload/shape.h"
 
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <thread>
 
 using namespace moejit;
 using namespace moejit::store;
@@ -42,6 +54,37 @@ std::string readFile(const std::string &path) {
 }
 void writeFile(const std::string &path, const std::string &bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+bool exists(const std::string &path) { return llvm::sys::fs::exists(path); }
+
+/// Sets a file's atime and mtime to `age_s` seconds ago.
+void makeOld(const std::string &path, int age_s) {
+  const time_t t = std::time(nullptr) - age_s;
+  const struct timeval tv[2] = {{t, 0}, {t, 0}};
+  ASSERT_EQ(::utimes(path.c_str(), tv), 0) << path;
+}
+
+/// The value, or a test failure with the error's text.
+template <typename T> T get(llvm::Expected<T> value, T fallback) {
+  if (value)
+    return *value;
+  ADD_FAILURE() << errorMessage(value.takeError());
+  return fallback;
+}
+Removal removal(const std::string &path) { return get(removeIfUnheld(path), Removal::Missing); }
+Acquired acquire(const std::string &path, const LockOptions &options, FileLock &out) {
+  return get(lockFile(path, options, out), Acquired::Missing);
+}
+uint64_t size(const char *text) { return get<uint64_t>(parseSize(text), ~uint64_t{0}); }
+
+CacheFile entryFile(const std::string &path, uint64_t size, int64_t atime, int64_t mtime) {
+  CacheFile f;
+  f.path = path;
+  f.kind = FileKind::Entry;
+  f.size = size;
+  f.atime = atime;
+  f.mtime = mtime;
+  return f;
 }
 
 } // namespace
@@ -158,4 +201,320 @@ TEST(Store, WarmedCacheIsUsedFromACopy) {
   for (const auto &k : *again)
     EXPECT_TRUE(k.from_cache) << k.spec.name();
   EXPECT_EQ(moved.misses(), 0u);
+}
+
+TEST(EntryKey, ChangesWithEachInputAndHoldsNoPath) {
+  const MoeShape shape{2, 256, 128, 8, DType::BF16};
+  codegen::KernelSpec spec{codegen::KernelKind::Gemm1, shape, {}};
+  const std::string src = codegen::generateSource(spec);
+  const runtime::EntryKeyInputs in = runtime::entryKeyInputs(spec, src, "sm_80");
+  // The inputs are the real ones, so a new NVRTC, generator or template set
+  // does reach the key.
+  EXPECT_EQ(in.kernel, spec.name());
+  EXPECT_EQ(in.arch, "sm_80");
+  EXPECT_EQ(in.nvrtc_version, nvrtc::version());
+  EXPECT_EQ(in.generator_version, codegen::kGeneratorVersion);
+  EXPECT_EQ(in.templates_hash, codegen::templatesHash());
+  EXPECT_EQ(in.source_hash, workload::sha256Hex(src));
+  EXPECT_EQ(in.options, nvrtc::compileOptions("sm_80"));
+  const std::string key = runtime::keyFromInputs(in);
+  EXPECT_EQ(key, runtime::entryKey(spec, src, "sm_80"));
+
+  auto changed = [&](auto mutate) {
+    runtime::EntryKeyInputs other = in;
+    mutate(other);
+    return runtime::keyFromInputs(other);
+  };
+  EXPECT_NE(key, changed([](auto &i) { i.nvrtc_version += ".1"; })) << "NVRTC version";
+  EXPECT_NE(key, changed([](auto &i) { i.arch = "sm_90a"; })) << "arch";
+  EXPECT_NE(key, changed([](auto &i) { i.arch = "sm_90"; })) << "arch suffix";
+  EXPECT_NE(key, changed([](auto &i) { i.templates_hash[0] ^= 1; })) << "templates";
+  EXPECT_NE(key, changed([](auto &i) { ++i.generator_version; })) << "generator";
+  EXPECT_NE(key, changed([](auto &i) { i.source_hash[0] ^= 1; })) << "source";
+  EXPECT_NE(key, changed([](auto &i) { i.kernel += "x"; })) << "kernel";
+  EXPECT_NE(key, changed([](auto &i) { i.options.push_back("-lineinfo"); })) << "options";
+  // The real arch change moves both the arch and the options.
+  EXPECT_NE(key, runtime::entryKey(spec, src, "sm_90a"));
+
+  // No input is a path: neither the root nor any absolute path, whatever
+  // the root is.
+  std::vector<std::string> texts = {in.kernel, in.arch, in.nvrtc_version, in.templates_hash,
+                                    in.source_hash};
+  texts.insert(texts.end(), in.options.begin(), in.options.end());
+  for (const char *root : {"/tmp/root-a", "/var/tmp/root-b"}) {
+    setenv("MOEJIT_CACHE_DIR", root, 1);
+    EXPECT_EQ(key, runtime::entryKey(spec, src, "sm_80"));
+    for (const std::string &t : texts) {
+      EXPECT_EQ(t.find(root), std::string::npos) << t;
+      EXPECT_EQ(t.find('/'), std::string::npos) << t;
+    }
+  }
+  unsetenv("MOEJIT_CACHE_DIR");
+}
+
+TEST(Store, LeftoverTemporaryFileIsNeverLoaded) {
+  TempDir dir;
+  CubinStore s(dir.path);
+  const std::string path = s.entryPath(kId, "k");
+  const std::string good = encodeEntry(sampleEntry());
+  llvm::sys::fs::create_directories(dir.path + "/v1/" + kId);
+  // What a writer killed midway leaves: a partial file, and even a complete
+  // one killed before its rename. Neither has the entry's name.
+  writeFile(path + kTempMarker + "abcd1234", good.substr(0, good.size() / 2));
+  writeFile(path + kTempMarker + "efgh5678", good);
+  EXPECT_FALSE(s.load(kId, "k"));
+  EXPECT_EQ(s.misses(), 1u);
+  auto report = verifyCache(dir.path, /*fix=*/false);
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_TRUE(report->corrupt.empty());
+  ASSERT_EQ(report->temps.size(), 2u);
+  for (const Finding &f : report->temps)
+    EXPECT_NE(f.what.find("stale"), std::string::npos) << f.what;
+  auto fixed = verifyCache(dir.path, /*fix=*/true);
+  ASSERT_TRUE(static_cast<bool>(fixed));
+  EXPECT_EQ(fixed->temps.size(), 2u);
+  auto scan = scanCache(dir.path);
+  ASSERT_TRUE(static_cast<bool>(scan));
+  EXPECT_EQ(scan->count(FileKind::Temp), 0u);
+}
+
+TEST(Store, TemporaryFileOfALiveWriterIsKept) {
+  TempDir dir;
+  const std::string path = dir.path + "/v1/" + kId + "/k.cubin";
+  // Published through writeFileAtomically while another "writer" holds a
+  // temporary file share-locked, as writeFileAtomically does while writing.
+  std::string why;
+  ASSERT_TRUE(writeFileAtomically(path, encodeEntry(sampleEntry()), why)) << why;
+  const std::string tmp = path + kTempMarker + "live0001";
+  writeFile(tmp, "partial");
+  FileLock writer;
+  LockOptions shared;
+  shared.exclusive = false;
+  shared.create = false;
+  ASSERT_EQ(acquire(tmp, shared, writer), Acquired::Yes);
+  auto report = verifyCache(dir.path, /*fix=*/true);
+  ASSERT_TRUE(static_cast<bool>(report));
+  ASSERT_EQ(report->temps.size(), 1u);
+  EXPECT_EQ(report->temps[0].what, "being written");
+  EXPECT_FALSE(report->temps[0].removed);
+  EXPECT_TRUE(exists(tmp));
+  auto pruned = pruneCache(dir.path, 1ull << 30);
+  ASSERT_TRUE(static_cast<bool>(pruned));
+  EXPECT_TRUE(pruned->temps.empty());
+  EXPECT_TRUE(exists(tmp));
+  writer.release(); // the writer dies
+  pruned = pruneCache(dir.path, 1ull << 30);
+  ASSERT_TRUE(static_cast<bool>(pruned));
+  EXPECT_EQ(pruned->temps.size(), 1u);
+  EXPECT_FALSE(exists(tmp));
+  EXPECT_TRUE(exists(path));
+}
+
+TEST(Store, LoadedAndPublishedEntriesAreLeased) {
+  TempDir dir;
+  CubinStore s(dir.path);
+  const std::string path = s.entryPath(kId, "k");
+  // flock locks belong to the open file, so a second open in this process
+  // conflicts with the lease just as another process would.
+  Lease published = s.publish(kId, "k", sampleEntry());
+  ASSERT_TRUE(published);
+  EXPECT_EQ(removal(path), Removal::Held);
+  published.reset();
+  std::optional<Entry> hit = s.load(kId, "k");
+  ASSERT_TRUE(hit);
+  ASSERT_TRUE(hit->lease);
+  EXPECT_EQ(removal(path), Removal::Held);
+  Entry copy = *hit; // copies share the lease
+  hit.reset();
+  EXPECT_EQ(removal(path), Removal::Held);
+  copy = Entry();
+  EXPECT_EQ(removal(path), Removal::Removed);
+  EXPECT_FALSE(exists(path));
+  EXPECT_EQ(removal(path), Removal::Missing);
+}
+
+TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
+  TempDir dir;
+  CubinStore s(dir.path);
+  const std::string lock_path = s.lockPath(kId, "k");
+  EXPECT_EQ(lock_path, dir.path + "/v1/" + kId + "/k.lock");
+  FileLock first = s.lockKey(kId, "k");
+  ASSERT_TRUE(first.held());
+  EXPECT_TRUE(exists(lock_path));
+  FileLock probe;
+  LockOptions no_wait;
+  no_wait.wait = false;
+  EXPECT_EQ(acquire(lock_path, no_wait, probe), Acquired::Busy);
+
+  // A second taker waits; when the first releases (and removes the file) it
+  // must end up holding the lock of the file that has the name now.
+  std::atomic<bool> taken{false};
+  FileLock second;
+  std::thread waiter([&] {
+    second = s.lockKey(kId, "k");
+    taken = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(taken);
+  first.release();
+  waiter.join();
+  ASSERT_TRUE(second.held());
+  EXPECT_TRUE(namesFile(second.fd(), lock_path));
+  EXPECT_EQ(acquire(lock_path, no_wait, probe), Acquired::Busy);
+  second.release();
+  EXPECT_FALSE(exists(lock_path));
+}
+
+TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
+  TempDir dir;
+  const std::string root = dir.path + "/not-a-directory";
+  writeFile(root, "x");
+  CubinStore s(root);
+  EXPECT_FALSE(s.lockKey(kId, "k").held());
+  s.publish(kId, "k", sampleEntry()); // memory-only from here on
+  EXPECT_TRUE(s.memoryOnly());
+  EXPECT_FALSE(s.lockKey(kId, "k").held());
+}
+
+TEST(Store, SecondLookTurnsTheMissIntoAHit) {
+  TempDir dir;
+  CubinStore mine(dir.path), other(dir.path);
+  EXPECT_FALSE(mine.load(kId, "k"));
+  EXPECT_FALSE(mine.loadAgain(kId, "k"));
+  EXPECT_EQ(mine.misses(), 1u); // one spec, one miss, however many looks
+  other.publish(kId, "k", sampleEntry());
+  EXPECT_TRUE(mine.loadAgain(kId, "k"));
+  EXPECT_EQ(mine.misses(), 0u);
+  EXPECT_EQ(mine.hits(), 1u);
+}
+
+TEST(CacheAdmin, ParseSize) {
+  EXPECT_EQ(size("12345"), 12345u);
+  EXPECT_EQ(size("0"), 0u);
+  EXPECT_EQ(size("100K"), 102400u);
+  EXPECT_EQ(size("512M"), 512ull << 20);
+  EXPECT_EQ(size("2G"), 2ull << 30);
+  EXPECT_EQ(size("2g"), 2ull << 30);
+  EXPECT_EQ(size("2GiB"), 2ull << 30);
+  EXPECT_EQ(size("3kb"), 3072u);
+  EXPECT_EQ(size("1T"), 1ull << 40);
+  EXPECT_EQ(size("7B"), 7u);
+  for (const char *bad :
+       {"", "M", "-1", "1.5G", "12Q", "1 G", "G1", "1iB", "99999999999999999999", "20000000T"}) {
+    auto v = parseSize(bad);
+    EXPECT_FALSE(static_cast<bool>(v)) << bad;
+    if (!v) {
+      EXPECT_NE(errorMessage(v.takeError()).find("512M"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(formatSize(1000), "1000");
+  EXPECT_EQ(formatSize(1536), "1.5K");
+  EXPECT_EQ(formatSize(3ull << 30), "3.0G");
+}
+
+TEST(CacheAdmin, LruOrderAndPruneWalk) {
+  std::vector<CacheFile> files = {
+      entryFile("/c/d.cubin", 100, 50, 10), // last used 50
+      entryFile("/c/a.cubin", 100, 5, 30),  // 30: written after its last read
+      entryFile("/c/b.cubin", 100, 20, 10), // 20
+      entryFile("/c/e.cubin", 100, 30, 30), // 30, ties with a: by path
+  };
+  CacheFile lock = entryFile("/c/a.lock", 1000, 0, 0);
+  lock.kind = FileKind::Lock;
+  files.push_back(lock);
+  EXPECT_EQ(lruOrder(files), (std::vector<size_t>{2, 1, 3, 0}));
+
+  std::vector<std::string> offered;
+  auto removeAll = [&](const CacheFile &f) {
+    offered.push_back(f.path);
+    return true;
+  };
+  EXPECT_EQ(pruneOrder(files, 400, removeAll), std::vector<size_t>{});
+  EXPECT_EQ(pruneOrder(files, 250, removeAll), (std::vector<size_t>{2, 1}));
+  EXPECT_EQ(pruneOrder(files, 0, removeAll), (std::vector<size_t>{2, 1, 3, 0}));
+  // An entry in use stays, counts, and the walk goes on to the next one.
+  offered.clear();
+  auto keepA = [&](const CacheFile &f) {
+    offered.push_back(f.path);
+    return f.path != "/c/a.cubin";
+  };
+  EXPECT_EQ(pruneOrder(files, 250, keepA), (std::vector<size_t>{2, 3}));
+  EXPECT_EQ(offered, (std::vector<std::string>{"/c/b.cubin", "/c/a.cubin", "/c/e.cubin"}));
+}
+
+TEST(CacheAdmin, LoadMarksUseForPrune) {
+  TempDir dir;
+  CubinStore s(dir.path);
+  for (const char *k : {"a", "b", "c"})
+    s.publish(kId, k, sampleEntry());
+  makeOld(s.entryPath(kId, "a"), 3000);
+  makeOld(s.entryPath(kId, "b"), 2000);
+  makeOld(s.entryPath(kId, "c"), 1000);
+  // "a" is the oldest file but the most recently used one.
+  ASSERT_TRUE(s.load(kId, "a"));
+  const uint64_t one = encodeEntry(sampleEntry()).size();
+  auto report = pruneCache(dir.path, one);
+  ASSERT_TRUE(static_cast<bool>(report));
+  ASSERT_EQ(report->removed.size(), 2u);
+  EXPECT_EQ(report->removed[0].path, s.entryPath(kId, "b"));
+  EXPECT_EQ(report->removed[1].path, s.entryPath(kId, "c"));
+  EXPECT_EQ(report->final_entries, 1u);
+  EXPECT_EQ(report->final_bytes, one);
+  EXPECT_TRUE(exists(s.entryPath(kId, "a")));
+  EXPECT_FALSE(exists(s.lockPath(kId, "b"))); // prune's key locks leave nothing
+}
+
+TEST(CacheAdmin, VerifyFindsAndFixesCorruptEntriesAndStaleLocks) {
+  TempDir dir;
+  CubinStore s(dir.path);
+  s.publish(kId, "good", sampleEntry());
+  s.publish(kId, "bad", sampleEntry());
+  std::string bytes = readFile(s.entryPath(kId, "bad"));
+  bytes[bytes.size() / 2] ^= 0x40;
+  writeFile(s.entryPath(kId, "bad"), bytes);
+  writeFile(s.lockPath(kId, "gone"), ""); // a compile killed with its lock
+  auto report = verifyCache(dir.path, /*fix=*/false);
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_FALSE(report->ok());
+  EXPECT_EQ(report->entries_ok, 1u);
+  ASSERT_EQ(report->corrupt.size(), 1u);
+  EXPECT_EQ(report->corrupt[0].path, s.entryPath(kId, "bad"));
+  EXPECT_EQ(report->corrupt[0].what, "checksum mismatch");
+  ASSERT_EQ(report->stale_locks.size(), 1u);
+  // A lock held by a compile in progress is not stale.
+  FileLock compiling = s.lockKey(kId, "busy");
+  report = verifyCache(dir.path, /*fix=*/true);
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_TRUE(report->ok());
+  ASSERT_EQ(report->corrupt.size(), 1u);
+  EXPECT_TRUE(report->corrupt[0].removed);
+  ASSERT_EQ(report->stale_locks.size(), 1u);
+  EXPECT_TRUE(report->stale_locks[0].removed);
+  EXPECT_FALSE(exists(s.entryPath(kId, "bad")));
+  EXPECT_FALSE(exists(s.lockPath(kId, "gone")));
+  EXPECT_TRUE(exists(s.lockPath(kId, "busy")));
+  EXPECT_TRUE(exists(s.entryPath(kId, "good")));
+}
+
+TEST(CacheAdmin, ScanListsEntriesAndTuningFiles) {
+  TempDir dir;
+  auto empty = scanCache(dir.path + "/nothing-here");
+  ASSERT_TRUE(static_cast<bool>(empty));
+  EXPECT_TRUE(empty->files.empty());
+  CubinStore s(dir.path);
+  s.publish(kId, "a", sampleEntry());
+  const std::string record = dir.path + "/tuning/v1/" + kId + "/nvidia-h200/moejit-0.2.0.json";
+  std::string why;
+  ASSERT_TRUE(writeFileAtomically(record, "{}", why)) << why;
+  auto scan = scanCache(dir.path);
+  ASSERT_TRUE(static_cast<bool>(scan));
+  ASSERT_EQ(scan->files.size(), 1u);
+  EXPECT_EQ(scan->files[0].relative, "v1/" + kId + "/a.cubin");
+  EXPECT_EQ(scan->files[0].workload_id, kId);
+  EXPECT_EQ(scan->entryBytes(), encodeEntry(sampleEntry()).size());
+  ASSERT_EQ(scan->tuning.size(), 1u);
+  EXPECT_EQ(scan->tuning[0].relative, "tuning/v1/" + kId + "/nvidia-h200/moejit-0.2.0.json");
+  auto meta = checkEntryFile(scan->files[0].path);
+  ASSERT_TRUE(static_cast<bool>(meta));
+  EXPECT_EQ(meta->kernel, "moe_gemm1_test");
 }

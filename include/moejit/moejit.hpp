@@ -160,6 +160,7 @@ public:
   CacheStats cache_stats() const;
 
 private:
+  std::shared_ptr<const KernelSet> getSlow(const MoeShape &shape);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

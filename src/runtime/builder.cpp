@@ -16,15 +16,29 @@ namespace moejit::runtime {
 using codegen::KernelKind;
 using codegen::KernelSpec;
 
-std::string entryKey(const KernelSpec &spec, const std::string &source, const std::string &arch) {
+EntryKeyInputs entryKeyInputs(const KernelSpec &spec, const std::string &source,
+                              const std::string &arch) {
+  return {spec.name(),
+          arch,
+          nvrtc::version(),
+          codegen::kGeneratorVersion,
+          codegen::templatesHash(),
+          workload::sha256Hex(source),
+          nvrtc::compileOptions(arch)};
+}
+
+std::string keyFromInputs(const EntryKeyInputs &in) {
   std::string text = fmt::format("moejit-entry v{}\nkernel={}\narch={}\nnvrtc={}\ngenerator={}\n"
                                  "templates={}\nsource={}\noptions=",
-                                 store::kFormatVersion, spec.name(), arch, nvrtc::version(),
-                                 codegen::kGeneratorVersion, codegen::templatesHash(),
-                                 workload::sha256Hex(source));
-  for (const std::string &o : nvrtc::compileOptions(arch))
+                                 store::kFormatVersion, in.kernel, in.arch, in.nvrtc_version,
+                                 in.generator_version, in.templates_hash, in.source_hash);
+  for (const std::string &o : in.options)
     text += o + " ";
   return workload::sha256Hex(text);
+}
+
+std::string entryKey(const KernelSpec &spec, const std::string &source, const std::string &arch) {
+  return keyFromInputs(entryKeyInputs(spec, source, arch));
 }
 
 std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
@@ -84,6 +98,16 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
                             store.root(), key);
       return;
     }
+    // Processes warming the same shapes take turns per entry: the second
+    // look under the lock finds what the holder published, so each entry is
+    // compiled once. Held until after publish; not held at all (and not
+    // needed) in a read-only root.
+    store::FileLock compile_lock = store.lockKey(id, key);
+    if (std::optional<store::Entry> hit = store.loadAgain(id, key)) {
+      r.kernel.entry = std::move(*hit);
+      r.kernel.from_cache = true;
+      return;
+    }
     logger().info("compiling {} for {}", spec.name(), arch);
     auto compiled = nvrtc::compile(spec.name(), source, arch);
     store.countCompile();
@@ -104,7 +128,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
               compiled->resources.spill_bytes,
               compiled->resources.static_shared_bytes,
               compiled->compile_ms};
-    store.publish(id, key, e);
+    e.lease = store.publish(id, key, e);
   };
   // NVRTC programs are independent; compile them side by side.
   llvm::ThreadPool pool(llvm::hardware_concurrency());

@@ -26,6 +26,24 @@ struct BuiltKernel {
 std::string entryKey(const codegen::KernelSpec &spec, const std::string &source,
                      const std::string &arch);
 
+/// Everything an entry key is made of, spelled out so that tests can change
+/// one input at a time. None of it is a path.
+struct EntryKeyInputs {
+  std::string kernel;        ///< kernel name (spells shape and tile config)
+  std::string arch;          ///< with its suffix, e.g. "sm_90a"
+  std::string nvrtc_version; ///< nvrtc::version()
+  int generator_version = 0; ///< codegen::kGeneratorVersion
+  std::string templates_hash;
+  std::string source_hash; ///< sha256 of the generated unit
+  std::vector<std::string> options;
+};
+
+/// The real inputs for `spec` compiled from `source` for `arch`.
+EntryKeyInputs entryKeyInputs(const codegen::KernelSpec &spec, const std::string &source,
+                              const std::string &arch);
+/// sha256 of the inputs (with the cache format version).
+std::string keyFromInputs(const EntryKeyInputs &inputs);
+
 /// Every kernel `run` needs for this plan, each distinct config once.
 std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan);
 

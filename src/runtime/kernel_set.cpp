@@ -1,6 +1,7 @@
 #include "runtime/kernel_set.h"
 
 #include "common/error.h"
+#include "runtime/launch_sequence.h"
 #include "workload/shape.h"
 
 #include <algorithm>
@@ -97,6 +98,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
       return k.takeError();
     set->specs_.push_back(b.spec);
     set->kernels_.push_back(*k);
+    set->leases_.push_back(b.entry.lease);
   }
   auto find = [&](KernelKind kind) -> const LoadedKernel * {
     for (size_t i = 0; i < set->specs_.size(); ++i)
@@ -156,21 +158,6 @@ std::vector<BucketPlan> KernelSetImpl::plan() const {
   }
   return out;
 }
-
-namespace {
-/// Rows per routing tile: the larger bm of the two GEMMs (the smaller one
-/// divides it; each GEMM splits list tiles into its own blocks).
-int tileRows(const MoeShape &shape, const GemmPlan &g) {
-  return shape.dtype == DType::FP32 ? codegen::kSimtTile : std::max(g.gemm1.bm, g.gemm2.bm);
-}
-int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
-  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bm;
-}
-int tileCols(const MoeShape &shape, const codegen::TileConfig &t) {
-  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bn;
-}
-unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
-} // namespace
 
 size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
   if (tokens <= 0)
@@ -239,9 +226,7 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   const int bucket = bucketOf(a.tokens);
   const GemmPlan &plan = plan_.buckets[bucket];
   const LaunchGeometry geo = launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
-  const int split1 = geo.tile_m / gemmRows(shape_, plan.gemm1);
-  const int split2 = geo.tile_m / gemmRows(shape_, plan.gemm2);
-  if (geo.max_tiles * std::max(split1, split2) > kMaxGridY)
+  if (gemmGridRows(shape_, plan, geo) > kMaxGridY)
     return makeError(ErrorCode::InvalidArgument,
                      "moejit run: tokens = {} needs more row tiles than one "
                      "launch can hold; split the batch",
@@ -251,45 +236,16 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
     return e;
   if (llvm::Error e = device_.makeCurrent())
     return e;
-
-  char *ws = static_cast<char *>(a.workspace);
-  LaunchParams p{};
-  p.x = a.x;
-  p.gate_up = a.gate_up_proj;
-  p.down = a.down_proj;
-  p.top_k_index = a.top_k_index;
-  p.top_k_weights = a.top_k_weights;
-  p.y = a.y;
-  p.block_counts = reinterpret_cast<int32_t *>(ws + w.block_counts);
-  p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
-  p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
-  p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
-  p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
-  p.h = ws + w.h;
-  p.partial = ws + w.partial;
-  p.tokens = static_cast<int32_t>(a.tokens);
-  p.route_blocks = geo.route_blocks;
-  p.tile_m = geo.tile_m;
-  p.max_tiles = static_cast<int32_t>(geo.max_tiles);
-
-  const LoadedKernel &g1 = *bucket_gemms_[bucket].first;
-  const LoadedKernel &g2 = *bucket_gemms_[bucket].second;
-  const unsigned tiles = static_cast<unsigned>(geo.max_tiles);
-  const int vec = 16 / dtype_bytes(shape_.dtype);
-  if (llvm::Error e = launch(*route_count_, geo.route_blocks, 1, p, stream))
+  const LaunchParams p = launchParams(a, w, geo);
+  if (llvm::Error e = enqueueRouting(*route_count_, *route_scan_, *route_scatter_, geo, p, stream))
     return e;
-  if (llvm::Error e = launch(*route_scan_, 1, 1, p, stream))
+  if (llvm::Error e = enqueueGemm(shape_, KernelKind::Gemm1, *bucket_gemms_[bucket].first,
+                                  plan.gemm1, geo, p, stream))
     return e;
-  if (llvm::Error e = launch(*route_scatter_, geo.route_blocks, 1, p, stream))
+  if (llvm::Error e = enqueueGemm(shape_, KernelKind::Gemm2, *bucket_gemms_[bucket].second,
+                                  plan.gemm2, geo, p, stream))
     return e;
-  if (llvm::Error e = launch(g1, ceilDiv(shape_.intermediate, tileCols(shape_, plan.gemm1)),
-                             tiles * split1, p, stream))
-    return e;
-  if (llvm::Error e = launch(g2, ceilDiv(shape_.hidden, tileCols(shape_, plan.gemm2)),
-                             tiles * split2, p, stream))
-    return e;
-  return launch(*combine_, static_cast<unsigned>(a.tokens),
-                ceilDiv(shape_.hidden, int64_t{vec} * kCombineThreads), p, stream);
+  return enqueueCombine(shape_, *combine_, p, stream);
 }
 
 void KernelSetImpl::run(const MoeArgs &args, void *stream) const {

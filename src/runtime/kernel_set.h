@@ -68,6 +68,8 @@ private:
   std::vector<CUmodule> modules_;
   std::vector<codegen::KernelSpec> specs_;
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
+  /// Keep the cache files open (shared flock) while loaded: prune skips them.
+  std::vector<store::Lease> leases_;
   const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr, *route_scatter_ = nullptr,
                      *combine_ = nullptr;
   /// Per token bucket, the two GEMMs `run` launches (resolved at load time

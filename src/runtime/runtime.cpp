@@ -2,9 +2,12 @@
 
 #include "common/error.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
 #include "runtime/kernel_set.h"
+#include "tune/autotune.h"
+#include "tune/record.h"
 #include "workload/shape.h"
 
 #include <map>
@@ -14,8 +17,8 @@ namespace moejit {
 
 namespace {
 
-/// One slot per (workload id, device, cache root): the first caller builds,
-/// others wait on the slot's mutex, not on the whole map.
+/// One slot per (workload id, device, cache root, tuning mode): the first
+/// caller builds, others wait on the slot's mutex, not on the whole map.
 struct Slot {
   std::mutex mutex;
   std::shared_ptr<const KernelSet> kernels;
@@ -31,17 +34,77 @@ std::shared_ptr<Slot> slotFor(const std::string &key) {
   return slot;
 }
 
+bool sameShape(const MoeShape &a, const MoeShape &b) {
+  return a.k == b.k && a.hidden == b.hidden && a.intermediate == b.intermediate &&
+         a.experts == b.experts && a.dtype == b.dtype;
+}
+
+/// Options with the environment's settings filled in (validated).
+struct ResolvedOptions {
+  bool no_compile = false;
+  Tuning tuning = Tuning::Records;
+};
+
+ResolvedOptions resolve(const RuntimeOptions &options) {
+  ResolvedOptions r;
+  r.no_compile = options.no_compile ? *options.no_compile
+                                    : unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
+  if (options.tuning) {
+    r.tuning = *options.tuning;
+  } else {
+    const std::string mode = unwrapOrThrow(settings::read("MOEJIT_TUNING"));
+    r.tuning = mode == "heuristic" ? Tuning::Heuristic
+               : mode == "first-use" ? Tuning::FirstUse
+                                     : Tuning::Records;
+  }
+  return r;
+}
+
 } // namespace
 
 struct Runtime::Impl {
   driver::Device device;
   std::string arch;
   store::CubinStore store;
+  ResolvedOptions options;
+  /// The kernel sets this runtime has returned, for get()'s hot path.
+  std::mutex recent_mutex;
+  std::vector<std::pair<MoeShape, std::shared_ptr<const KernelSet>>> recent;
 
-  explicit Impl(driver::Device d, const RuntimeOptions &options)
+  explicit Impl(driver::Device d, const RuntimeOptions &o)
       : device(std::move(d)),
         arch(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)),
-        store(options.cache_dir) {}
+        store(o.cache_dir), options(resolve(o)) {
+    // Settings that are only read later are validated now as well.
+    unwrapOrThrow(settings::read("MOEJIT_LOG_LEVEL"));
+  }
+
+  /// The plan of `shape` by the tuning mode (see moejit::Tuning).
+  runtime::Plan plan(const MoeShape &shape) {
+    if (options.tuning == Tuning::Heuristic)
+      return runtime::heuristicPlan(shape, arch);
+    const std::string id = workload::workloadId(shape);
+    if (options.tuning == Tuning::FirstUse &&
+        !tune::loadRecord(store.root(), id, device.name, version())) {
+      if (options.no_compile) {
+        warnOnce("first-use-no-compile", "MOEJIT_TUNING=first-use has no effect in no-compile "
+                                         "mode: tuning needs compiles");
+      } else {
+        logger().info("no tuning record for {} on {}: tuning it now",
+                      workload::canonicalText(shape), device.name);
+        tune::TuneOptions tune_options;
+        tune::TuningRecord record =
+            unwrapOrThrow(tune::autotune(device, arch, shape, store, tune_options));
+        if (llvm::Error e = tune::saveRecord(store.root(), record))
+          warnOnce("record-save:" + store.root(),
+                   fmt::format("tuning record not saved: {}", errorMessage(std::move(e))));
+        runtime::Plan plan = unwrapOrThrow(tune::planFromRecord(record, shape, arch));
+        plan.source = "autotuned";
+        return plan;
+      }
+    }
+    return tune::choosePlan(shape, arch, device.name, store.root());
+  }
 };
 
 Runtime::Runtime(int device, RuntimeOptions options) {
@@ -66,16 +129,34 @@ const std::string &Runtime::arch() const { return impl_->arch; }
 const std::string &Runtime::device_name() const { return impl_->device.name; }
 
 std::shared_ptr<const KernelSet> Runtime::get(const MoeShape &shape) {
+  // Hot path: a shape this runtime already returned. No hashing, no
+  // formatting, one uncontended lock and a scan of a few entries.
+  {
+    std::lock_guard<std::mutex> lock(impl_->recent_mutex);
+    for (const auto &[known, kernels] : impl_->recent)
+      if (sameShape(known, shape))
+        return kernels;
+  }
+  std::shared_ptr<const KernelSet> kernels = getSlow(shape);
+  std::lock_guard<std::mutex> lock(impl_->recent_mutex);
+  impl_->recent.emplace_back(shape, kernels);
+  return kernels;
+}
+
+std::shared_ptr<const KernelSet> Runtime::getSlow(const MoeShape &shape) {
   throwIfError(workload::validateShape(shape));
   const std::string id = workload::workloadId(shape);
   std::shared_ptr<Slot> slot =
-      slotFor(fmt::format("{}|{}|{}", id, impl_->device.ordinal, impl_->store.root()));
+      slotFor(fmt::format("{}|{}|{}|{}", id, impl_->device.ordinal, impl_->store.root(),
+                          static_cast<int>(impl_->options.tuning)));
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->kernels)
     return slot->kernels;
-  runtime::Plan plan = runtime::heuristicPlan(shape, impl_->arch);
-  auto built = unwrapOrThrow(
-      runtime::buildKernels(runtime::kernelSpecs(shape, plan), impl_->arch, impl_->store));
+  runtime::Plan plan = impl_->plan(shape);
+  runtime::BuildOptions build_options;
+  build_options.no_compile = impl_->options.no_compile;
+  auto built = unwrapOrThrow(runtime::buildKernels(runtime::kernelSpecs(shape, plan), impl_->arch,
+                                                   impl_->store, build_options));
   slot->kernels = unwrapOrThrow(
       runtime::KernelSetImpl::load(impl_->device, shape, std::move(plan), std::move(built)));
   return slot->kernels;

@@ -1,5 +1,6 @@
 #include "store/cubin_store.h"
 
+#include "common/error.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "store/atomic_file.h"
@@ -7,13 +8,14 @@
 
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace moejit::store {
@@ -137,7 +139,11 @@ std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
 CubinStore::CubinStore(std::string root) : root_(root.empty() ? defaultRoot() : std::move(root)) {}
 
 std::string CubinStore::entryPath(const std::string &workload_id, const std::string &key) const {
-  return fmt::format("{}/v{}/{}/{}.cubin", root_, kFormatVersion, workload_id, key);
+  return fmt::format("{}/v{}/{}/{}{}", root_, kFormatVersion, workload_id, key, kEntrySuffix);
+}
+
+std::string CubinStore::lockPath(const std::string &workload_id, const std::string &key) const {
+  return fmt::format("{}/v{}/{}/{}{}", root_, kFormatVersion, workload_id, key, kLockSuffix);
 }
 
 bool CubinStore::memoryOnly() const {
@@ -162,6 +168,62 @@ void CubinStore::countCompile() {
   ++compiles_;
 }
 
+namespace {
+
+/// The whole file behind `fd`; false on a read error.
+bool readAll(int fd, std::string &out) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  out.resize(done); // a short read shows up as a size mismatch when decoding
+  return true;
+}
+
+} // namespace
+
+std::optional<Entry> CubinStore::readEntry(const std::string &path, bool report_corrupt) {
+  // The shared lock is taken before reading and kept as the lease: prune
+  // and verify --fix remove only files they can lock exclusively.
+  FileLock lease;
+  LockOptions options;
+  options.exclusive = false;
+  options.create = false;
+  auto got = lockFile(path, options, lease);
+  if (!got) {
+    warnOnce("unreadable:" + path,
+             fmt::format("cannot read cache entry: {}", errorMessage(got.takeError())));
+    return std::nullopt;
+  }
+  if (*got != Acquired::Yes)
+    return std::nullopt;
+  std::string bytes;
+  if (!readAll(lease.fd(), bytes))
+    return std::nullopt;
+  std::string why;
+  std::optional<Entry> entry = decodeEntry(bytes, why);
+  if (!entry) {
+    if (report_corrupt)
+      logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path, why);
+    return std::nullopt;
+  }
+  // Marks the entry used now for prune's LRU order, even on relatime or
+  // noatime mounts; a root we do not own keeps the kernel's own atime.
+  const struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
+  (void)::futimens(lease.fd(), times);
+  entry->lease = std::make_shared<const FileLock>(std::move(lease));
+  return entry;
+}
+
 std::optional<Entry> CubinStore::load(const std::string &workload_id, const std::string &key) {
   const std::string path = entryPath(workload_id, key);
   {
@@ -171,21 +233,27 @@ std::optional<Entry> CubinStore::load(const std::string &workload_id, const std:
       return it->second;
     }
   }
-  std::optional<Entry> entry;
-  if (auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/false)) {
-    std::string why;
-    entry = decodeEntry((*buffer)->getBuffer().str(), why);
-    if (!entry)
-      logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path, why);
-  }
+  std::optional<Entry> entry = readEntry(path, /*report_corrupt=*/true);
   std::lock_guard<std::mutex> lock(mutex_);
   ++(entry ? hits_ : misses_);
   return entry;
 }
 
-void CubinStore::publish(const std::string &workload_id, const std::string &key,
-                         const Entry &entry) {
+std::optional<Entry> CubinStore::loadAgain(const std::string &workload_id, const std::string &key) {
+  // The first look already reported a corrupt file; another process that
+  // replaced it meanwhile makes this a hit.
+  std::optional<Entry> entry = readEntry(entryPath(workload_id, key), /*report_corrupt=*/false);
+  if (entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (misses_ > 0)
+      --misses_;
+    ++hits_;
+  }
+  return entry;
+}
+
+Lease CubinStore::publish(const std::string &workload_id, const std::string &key,
+                          const Entry &entry) {
   const std::string path = entryPath(workload_id, key);
   bool memory_only;
   {
@@ -193,8 +261,9 @@ void CubinStore::publish(const std::string &workload_id, const std::string &key,
     memory_only = memory_only_;
   }
   std::string why;
-  if (!memory_only && writeFileAtomically(path, encodeEntry(entry), why))
-    return;
+  FileLock lease;
+  if (!memory_only && writeFileAtomically(path, encodeEntry(entry), why, &lease))
+    return std::make_shared<const FileLock>(std::move(lease));
   std::lock_guard<std::mutex> lock(mutex_);
   if (!memory_only_) {
     memory_only_ = true;
@@ -203,6 +272,28 @@ void CubinStore::publish(const std::string &workload_id, const std::string &key,
                                                 root_, why));
   }
   memory_[path] = entry;
+  return nullptr;
+}
+
+FileLock CubinStore::lockKey(const std::string &workload_id, const std::string &key) {
+  FileLock lock;
+  if (memoryOnly())
+    return lock;
+  const std::string path = lockPath(workload_id, key);
+  LockOptions options;
+  options.remove_on_release = true;
+  options.wait = false;
+  auto got = lockFile(path, options, lock);
+  if (got && *got == Acquired::Busy) {
+    logger().info("another process is compiling {}; waiting for it", path);
+    options.wait = true;
+    got = lockFile(path, options, lock);
+  }
+  if (!got)
+    // Expected in a read-only root: the compile goes on unlocked and its
+    // result stays in memory, which publish() reports once.
+    logger().debug("compiling without the key lock: {}", errorMessage(got.takeError()));
+  return lock;
 }
 
 } // namespace moejit::store

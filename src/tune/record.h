@@ -20,11 +20,11 @@ namespace moejit::tune {
 inline constexpr int kRecordFormat = 1;
 
 struct BucketRecord {
-  int bucket = 0;                  ///< runtime::bucketOf
-  int64_t tokens = 0;              ///< the representative T it was timed at
-  runtime::GemmPlan choice;        ///< the winner
-  double ms = 0;                   ///< whole run with the winner (median)
-  double heuristic_ms = 0;         ///< whole run with the heuristic's plan
+  int bucket = 0;           ///< runtime::bucketOf
+  int64_t tokens = 0;       ///< the representative T it was timed at
+  runtime::GemmPlan choice; ///< the winner
+  double ms = 0;            ///< whole run with the winner (median)
+  double heuristic_ms = 0;  ///< whole run with the heuristic's plan
 };
 
 struct TuningRecord {
@@ -34,30 +34,36 @@ struct TuningRecord {
   std::string arch;           ///< e.g. "sm_90a"
   std::string moejit_version; ///< moejit::version()
   std::string nvrtc_version;
-  std::string created_utc;    ///< ISO 8601
+  std::string created_utc; ///< ISO 8601
   double tuning_seconds = 0;
-  int candidates = 0; ///< configs tried
-  int failed = 0;     ///< of which failed to compile, load, launch or check
+  int candidates = 0;                ///< configs tried
+  int failed = 0;                    ///< of which failed to compile, load, launch or check
   std::vector<BucketRecord> buckets; ///< runtime::kBucketCount, in order
 };
 
 /// "NVIDIA H200" -> "nvidia-h200": lower case, runs of other characters
-/// become one '-'.
+/// become one '-' (none at either end; "gpu" when nothing is left).
 std::string gpuSlug(const std::string &gpu_name);
 
+/// The shape whose workload::canonicalText is exactly `text`;
+/// InvalidArgument otherwise (also for a shape validateShape rejects).
+llvm::Expected<MoeShape> parseCanonicalText(llvm::StringRef text);
+
 std::string toJson(const TuningRecord &record);
-/// Parses and checks a record: format version, every field, one entry per
-/// bucket in order, tile configs that parse. InvalidArgument saying what is
-/// wrong otherwise.
+/// Parses and checks a record: format version, every field, workload_id the
+/// sha256 of workload, one entry per bucket in order, tile configs that parse
+/// and are spelled as TileConfig::suffix() spells them. InvalidArgument
+/// saying what is wrong otherwise.
 llvm::Expected<TuningRecord> parseRecord(llvm::StringRef json);
 
 /// <root>/tuning/v<format>/<workload id>/<gpu slug>/moejit-<version>.json
 std::string recordPath(const std::string &root, const std::string &workload_id,
                        const std::string &gpu, const std::string &version);
-/// Writes the record atomically at recordPath(root, ...).
+/// Writes the record atomically at recordPath(root, ...); InvalidArgument,
+/// writing nothing, for a record parseRecord would refuse.
 llvm::Error saveRecord(const std::string &root, const TuningRecord &record);
 /// The record of (id, gpu, version) in `root`; nullopt if there is none, or
-/// if it is unreadable (logged once).
+/// if it is unreadable, invalid or names another key (logged once per path).
 std::optional<TuningRecord> loadRecord(const std::string &root, const std::string &workload_id,
                                        const std::string &gpu, const std::string &version);
 /// The table shipped with moejit for (id, gpu, version), if any.
@@ -65,11 +71,16 @@ std::optional<TuningRecord> shippedRecord(const std::string &workload_id, const 
                                           const std::string &version);
 /// Every shipped table (for tests and `moejit cache list`).
 std::vector<TuningRecord> shippedRecords();
+/// The record of (id, gpu, version) among `records`, if any.
+std::optional<TuningRecord> findRecord(const std::vector<TuningRecord> &records,
+                                       const std::string &workload_id, const std::string &gpu,
+                                       const std::string &version);
 
 /// The record as a plan for `shape` on `arch`: InvalidArgument when the
 /// record is for another workload, or a config breaks the tile rules
 /// (checkMmaConfig), uses wgmma off sm_90a, or pairs bm values where the
-/// smaller does not divide the larger.
+/// smaller does not divide the larger. The tile rules are not applied to
+/// fp32 shapes, whose kernels use one fixed SIMT tile whatever the plan says.
 llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
                                              const std::string &arch);
 
@@ -80,5 +91,8 @@ llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const M
 /// "shipped table", "heuristic").
 runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
                          const std::string &root);
+/// choosePlan with `shipped` standing in for shippedRecords() (tests).
+runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+                         const std::string &root, const std::vector<TuningRecord> &shipped);
 
 } // namespace moejit::tune

@@ -112,64 +112,86 @@ double compare(const BenchCase &c, const DeviceBuffer &y, const std::vector<floa
                                 std::vector<double>(ref.begin(), ref.end()));
 }
 
-Result runCase(const KernelSet &kernels_ref, const std::string &arch,
-               std::map<std::string, Inputs> &pool, const BenchCase &c, int runs) {
+/// Checks each kernel set of `sets` on case `c`, then times them with their
+/// runs interleaved (A B A B ...) so that the card's clock drift hits them
+/// alike; one Result per set.
+std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const std::string &arch,
+                            std::map<std::string, Inputs> &pool, const BenchCase &c, int runs) {
   const MoeShape &s = c.shape;
   const int64_t T = c.tokens;
-  const KernelSet *kernels = &kernels_ref;
   Inputs &in = inputsFor(pool, c);
   const testkit::Routing routing = testkit::randomRouting(T, s.k, s.experts, 7 + T);
   DeviceBuffer index = DeviceBuffer::from(routing.index);
   DeviceBuffer weights = DeviceBuffer::from(routing.weights);
   DeviceBuffer y(T * s.hidden * dtype_bytes(s.dtype));
-  DeviceBuffer workspace(kernels->workspace_bytes(T));
+  size_t workspace_bytes = 0;
+  for (const KernelSet *k : sets)
+    workspace_bytes = std::max(workspace_bytes, k->workspace_bytes(T));
+  DeviceBuffer workspace(workspace_bytes);
   const MoeArgs a = testkit::moeArgs(in.x, in.gate_up, in.down, index, weights, y, T, workspace);
 
-  Result r;
-  r.c = c;
-  y.fill(0xff); // NaN in every dtype: an unwritten element fails the check
-  kernels->run(a, nullptr);
-  BENCH_CU(cuCtxSynchronize());
-  r.error = compare(c, y, gpuReference(c, a, arch));
-  r.correct = r.error < testkit::errorLimit(s.dtype);
+  std::vector<Result> results(sets.size());
+  std::vector<float> reference;
+  for (size_t j = 0; j < sets.size(); ++j) {
+    Result &r = results[j];
+    r.c = c;
+    y.fill(0xff); // NaN in every dtype: an unwritten element fails the check
+    sets[j]->run(a, nullptr);
+    BENCH_CU(cuCtxSynchronize());
+    if (reference.empty())
+      reference = gpuReference(c, a, arch);
+    r.error = compare(c, y, reference);
+    r.correct = r.error < testkit::errorLimit(s.dtype);
+  }
 
   CUstream stream;
   BENCH_CU(cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING));
   DeviceBuffer flush(kFlushBytes);
-  std::vector<CUevent> start(runs), stop(runs);
-  for (int i = 0; i < runs; ++i) {
+  const size_t n = sets.size();
+  std::vector<CUevent> start(runs * n), stop(runs * n);
+  for (size_t i = 0; i < start.size(); ++i) {
     BENCH_CU(cuEventCreate(&start[i], CU_EVENT_DEFAULT));
     BENCH_CU(cuEventCreate(&stop[i], CU_EVENT_DEFAULT));
   }
   for (int i = 0; i < 5; ++i)
-    kernels->run(a, stream);
-  for (int i = 0; i < runs; ++i) {
-    BENCH_CU(
-        cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff, kFlushBytes, stream));
-    BENCH_CU(cuEventRecord(start[i], stream));
-    kernels->run(a, stream);
-    BENCH_CU(cuEventRecord(stop[i], stream));
-  }
+    for (const KernelSet *k : sets)
+      k->run(a, stream);
+  for (int i = 0; i < runs; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      BENCH_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff, kFlushBytes,
+                               stream));
+      BENCH_CU(cuEventRecord(start[i * n + j], stream));
+      sets[j]->run(a, stream);
+      BENCH_CU(cuEventRecord(stop[i * n + j], stream));
+    }
   BENCH_CU(cuStreamSynchronize(stream));
-  std::vector<float> times(runs);
-  for (int i = 0; i < runs; ++i) {
-    BENCH_CU(cuEventElapsedTime(&times[i], start[i], stop[i]));
+  std::vector<std::vector<float>> times(n);
+  for (int i = 0; i < runs; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      float ms = 0;
+      BENCH_CU(cuEventElapsedTime(&ms, start[i * n + j], stop[i * n + j]));
+      times[j].push_back(ms);
+    }
+  for (size_t i = 0; i < start.size(); ++i) {
     BENCH_CU(cuEventDestroy(start[i]));
     BENCH_CU(cuEventDestroy(stop[i]));
   }
   BENCH_CU(cuStreamDestroy(stream));
-  std::sort(times.begin(), times.end());
-  r.ms = times[runs / 2];
 
   const std::set<int32_t> hit(routing.index.begin(), routing.index.end());
   const double elem = dtype_bytes(s.dtype);
   const double flop = 6.0 * T * s.k * s.hidden * s.intermediate;
   const double bytes = hit.size() * 3.0 * s.hidden * s.intermediate * elem +
                        2.0 * T * s.hidden * elem + T * s.k * 8.0;
-  r.tflops = flop / (r.ms * 1e-3) / 1e12;
-  r.tbps = bytes / (r.ms * 1e-3) / 1e12;
-  r.floor_ms = std::max(flop / kSustainedFlops, bytes / kReadBandwidth) * 1e3;
-  return r;
+  for (size_t j = 0; j < n; ++j) {
+    Result &r = results[j];
+    std::sort(times[j].begin(), times[j].end());
+    r.ms = times[j][runs / 2];
+    r.tflops = flop / (r.ms * 1e-3) / 1e12;
+    r.tbps = bytes / (r.ms * 1e-3) / 1e12;
+    r.floor_ms = std::max(flop / kSustainedFlops, bytes / kReadBandwidth) * 1e3;
+  }
+  return results;
 }
 
 void writeJson(const std::string &path, const std::string &device,
@@ -229,6 +251,7 @@ int runBench(Args args) {
   const int runs = std::stoi(args.value("--runs").value_or("50"));
   const std::vector<std::string> shapes = args.values("--shape");
   const std::vector<std::string> tokens = args.values("--tokens");
+  const bool compare_heuristic = args.flag("--compare-heuristic");
   std::vector<runtime::GemmPlan> plans;
   for (const std::string &p : args.values("--config"))
     plans.push_back(parsePlan(p));
@@ -245,6 +268,16 @@ int runBench(Args args) {
   }
   Runtime rt(0);
   testkit::useDevice0();
+  // --compare-heuristic: the tuned plan (records, shipped tables) and the
+  // heuristic's, interleaved run by run.
+  std::unique_ptr<Runtime> heuristic;
+  std::vector<Runtime *> runtimes{&rt};
+  if (compare_heuristic) {
+    RuntimeOptions options;
+    options.tuning = Tuning::Heuristic;
+    heuristic = std::make_unique<Runtime>(0, options);
+    runtimes.push_back(heuristic.get());
+  }
   std::printf("device: %s (%s), %d runs per case, L2 flushed before each\n",
               rt.device_name().c_str(), rt.arch().c_str(), runs);
   std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E", "ms", "TFLOP/s",
@@ -254,17 +287,27 @@ int runBench(Args args) {
   bool all_correct = true;
   for (const BenchCase &c : cases) {
     std::vector<std::pair<std::string, std::shared_ptr<const KernelSet>>> sets;
-    if (plans.empty())
-      sets.emplace_back("planner", rt.get(c.shape));
+    if (plans.empty()) {
+      for (Runtime *runtime : runtimes) {
+        auto set = runtime->get(c.shape);
+        // "heuristic", "shipped", "tuning" (record) or "autotuned".
+        const std::string &source = set->plan_source();
+        sets.emplace_back(source.substr(0, source.find(' ')), set);
+      }
+    }
     for (const runtime::GemmPlan &g : plans)
       sets.emplace_back(g.gemm1.suffix() + ":" + g.gemm2.suffix(), withPlan(c, rt.arch(), g));
-    for (const auto &[config, kernels] : sets) {
-      Result r = runCase(*kernels, rt.arch(), pool, c, runs);
-      r.config = config;
+    std::vector<const KernelSet *> raw;
+    for (const auto &set : sets)
+      raw.push_back(set.second.get());
+    std::vector<Result> case_results = runCase(raw, rt.arch(), pool, c, runs);
+    for (size_t j = 0; j < sets.size(); ++j) {
+      Result &r = case_results[j];
+      r.config = sets[j].first;
       std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %-3s %s\n",
                   c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts, r.ms, r.tflops,
                   r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms, r.error, r.correct ? "yes" : "NO",
-                  config.c_str());
+                  r.config.c_str());
       std::fflush(stdout);
       all_correct &= r.correct;
       results.push_back(r);

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "common/error.h"
+#include "workload/presets.h"
 
 #include <llvm/Support/JSON.h>
 
@@ -88,6 +89,31 @@ MoeShape parseShape(const std::string &text) {
   }
   validate(s);
   return s;
+}
+
+std::vector<MoeShape> shapesFromArgs(Args &args) {
+  std::vector<MoeShape> shapes;
+  for (const std::string &s : args.values("--shape"))
+    shapes.push_back(parseShape(s));
+  for (const std::string &name : args.values("--model")) {
+    if (name == "all") {
+      for (const workload::Preset &p : workload::presets())
+        shapes.push_back(p.shape);
+      continue;
+    }
+    std::optional<MoeShape> shape = workload::presetShape(name);
+    if (!shape) {
+      std::string known;
+      for (const workload::Preset &p : workload::presets())
+        known += " " + p.name;
+      throw Error(ErrorCode::InvalidArgument,
+                  "unknown model '" + name + "'; known:" + known + " (or all)");
+    }
+    shapes.push_back(*shape);
+  }
+  if (shapes.empty())
+    shapes.push_back(seedShape());
+  return shapes;
 }
 
 std::string shapeText(const MoeShape &s) {

@@ -29,6 +29,9 @@ private:
 /// abbreviated to h, i, e). Validated.
 MoeShape parseShape(const std::string &text);
 std::string shapeText(const MoeShape &shape);
+/// The shapes of every --shape S and --model NAME ("all": every preset);
+/// the seed shape when there are none.
+std::vector<MoeShape> shapesFromArgs(Args &args);
 
 /// The shape shared by the seed cases (../shared/workloads/seed.json).
 MoeShape seedShape();
@@ -42,7 +45,12 @@ std::vector<BenchCase> seedCases();
 
 int runWarm(Args args);
 int runBench(Args args);
+/// `bench --jit`: Runtime::get timings; `self` is this program's path.
+int runJitBench(Args args, const std::string &self);
+/// One get() on a warm cache in this new process; prints its ms.
+int runJitProbe(Args args);
 int runCodegen(Args args);
 int runInfo(Args args);
+int runSettings(Args args);
 
 } // namespace moejit::cli

@@ -1,41 +1,121 @@
-// moejit warm: compile every kernel of some shapes into the cubin cache.
+// moejit warm: compile every kernel of some shapes into the cubin cache, or
+// with --tune autotune them on GPU 0 and save tuning records.
 #include "cli.h"
 
 #include "common/error.h"
 #include "driver/driver.h"
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
+#include "tune/autotune.h"
+#include "tune/record.h"
 #include "workload/shape.h"
 
 #include <chrono>
 #include <cstdio>
+#include <sstream>
 
 namespace moejit::cli {
 
+namespace {
+
+/// "13,14" or "10-16" -> bucket numbers.
+std::vector<int> parseBuckets(const std::string &text) {
+  std::vector<int> out;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    const auto dash = item.find('-');
+    const int lo = std::stoi(item.substr(0, dash));
+    const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
+    for (int b = lo; b <= hi; ++b)
+      out.push_back(b);
+  }
+  return out;
+}
+
+/// The plans whose kernels a deployment on `gpu` may use: the heuristic's
+/// (MOEJIT_TUNING=heuristic), the record or shipped table for that GPU, or,
+/// with no GPU named, every shipped table of the workload for this arch.
+std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
+                                       const std::string &gpu, const std::string &root) {
+  std::vector<runtime::Plan> plans{runtime::heuristicPlan(shape, arch)};
+  if (!gpu.empty()) {
+    plans.push_back(tune::choosePlan(shape, arch, gpu, root));
+    return plans;
+  }
+  const std::string id = workload::workloadId(shape);
+  for (const tune::TuningRecord &r : tune::shippedRecords())
+    if (r.workload_id == id && r.arch == arch)
+      if (auto plan = tune::planFromRecord(r, shape, arch))
+        plans.push_back(*plan);
+      else
+        llvm::consumeError(plan.takeError());
+  return plans;
+}
+
+void printTuning(const tune::TuningRecord &r, const std::string &path) {
+  std::printf("  tuned in %.1f s: %d configs, %d failed; record %s\n", r.tuning_seconds,
+              r.candidates, r.failed, path.c_str());
+  std::printf("  %6s %-28s %-28s %9s %9s %7s\n", "T", "gemm1", "gemm2", "ms", "heur. ms", "gain");
+  for (const tune::BucketRecord &b : r.buckets) {
+    if (b.ms <= 0)
+      continue;
+    std::printf("  %6lld %-28s %-28s %9.4f %9.4f %6.1f%%\n", static_cast<long long>(b.tokens),
+                b.choice.gemm1.suffix().c_str(), b.choice.gemm2.suffix().c_str(), b.ms,
+                b.heuristic_ms, b.heuristic_ms > 0 ? 100 * (b.heuristic_ms / b.ms - 1) : 0.0);
+  }
+}
+
+} // namespace
+
 int runWarm(Args args) {
   std::optional<std::string> arch = args.value("--arch");
+  std::string gpu = args.value("--gpu").value_or("");
   store::CubinStore store(args.value("--cache-dir").value_or(""));
-  std::vector<MoeShape> shapes;
-  for (const std::string &s : args.values("--shape"))
-    shapes.push_back(parseShape(s));
+  const bool tune = args.flag("--tune");
+  const std::optional<std::string> buckets = args.value("--buckets");
+  const std::vector<MoeShape> shapes = shapesFromArgs(args);
   args.finish();
-  if (shapes.empty())
-    shapes.push_back(seedShape());
-  if (!arch) {
-    auto device = unwrapOrThrow(driver::Device::open(0));
-    arch = nvrtc::archForComputeCapability(device.cc_major, device.cc_minor);
+  std::optional<driver::Device> device;
+  if (tune || !arch) {
+    device = unwrapOrThrow(driver::Device::open(0));
+    const std::string native = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
+    if (arch && *arch != native)
+      throw Error(ErrorCode::InvalidArgument,
+                  "--tune runs on GPU 0, which is " + native + ", not " + *arch);
+    arch = native;
+    if (gpu.empty())
+      gpu = device->name;
   }
-  std::printf("cache root: %s\ntarget: %s, NVRTC %s\n", store.root().c_str(), arch->c_str(),
-              nvrtc::version().c_str());
+  std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n", store.root().c_str(), arch->c_str(),
+              gpu.empty() ? "" : " on ", gpu.c_str(), nvrtc::version().c_str());
   for (const MoeShape &shape : shapes) {
-    const auto start = std::chrono::steady_clock::now();
-    const runtime::Plan plan = runtime::heuristicPlan(shape, *arch);
-    auto built =
-        unwrapOrThrow(runtime::buildKernels(runtime::kernelSpecs(shape, plan), *arch, store));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("\n%s  (workload %s)\n", shapeText(shape).c_str(),
                 workload::workloadId(shape).c_str());
+    if (tune) {
+      tune::TuneOptions options;
+      if (buckets)
+        options.buckets = parseBuckets(*buckets);
+      options.progress = [](const std::string &line) {
+        std::printf("  %s\n", line.c_str());
+        std::fflush(stdout);
+      };
+      const tune::TuningRecord record =
+          unwrapOrThrow(tune::autotune(*device, *arch, shape, store, options));
+      throwIfError(tune::saveRecord(store.root(), record));
+      printTuning(record, tune::recordPath(store.root(), record.workload_id, record.gpu,
+                                           record.moejit_version));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<codegen::KernelSpec> specs;
+    for (const runtime::Plan &plan : plansToWarm(shape, *arch, gpu, store.root()))
+      for (const codegen::KernelSpec &spec : runtime::kernelSpecs(shape, plan))
+        if (std::none_of(specs.begin(), specs.end(),
+                         [&](const auto &s) { return s.name() == spec.name(); }))
+          specs.push_back(spec);
+    auto built = unwrapOrThrow(runtime::buildKernels(specs, *arch, store));
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");
     for (const runtime::BuiltKernel &b : built)
       std::printf(

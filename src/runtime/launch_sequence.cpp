@@ -1,0 +1,79 @@
+#include "runtime/launch_sequence.h"
+
+#include <algorithm>
+
+namespace moejit::runtime {
+
+using codegen::KernelKind;
+
+namespace {
+// The fp32 path has one fixed SIMT tile whatever the plan says.
+int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bm;
+}
+int gemmCols(const MoeShape &shape, const codegen::TileConfig &t) {
+  return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bn;
+}
+unsigned ceilDiv(int64_t a, int64_t b) { return static_cast<unsigned>((a + b - 1) / b); }
+} // namespace
+
+int tileRows(const MoeShape &shape, const GemmPlan &plan) {
+  return std::max(gemmRows(shape, plan.gemm1), gemmRows(shape, plan.gemm2));
+}
+
+LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const LaunchGeometry &geo) {
+  char *ws = static_cast<char *>(a.workspace);
+  LaunchParams p{};
+  p.x = a.x;
+  p.gate_up = a.gate_up_proj;
+  p.down = a.down_proj;
+  p.top_k_index = a.top_k_index;
+  p.top_k_weights = a.top_k_weights;
+  p.y = a.y;
+  p.block_counts = reinterpret_cast<int32_t *>(ws + w.block_counts);
+  p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
+  p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
+  p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
+  p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
+  p.h = ws + w.h;
+  p.partial = ws + w.partial;
+  p.tokens = static_cast<int32_t>(a.tokens);
+  p.route_blocks = geo.route_blocks;
+  p.tile_m = geo.tile_m;
+  p.max_tiles = static_cast<int32_t>(geo.max_tiles);
+  return p;
+}
+
+int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGeometry &geo) {
+  const int split = geo.tile_m / std::min(gemmRows(shape, plan.gemm1), gemmRows(shape, plan.gemm2));
+  return geo.max_tiles * split;
+}
+
+llvm::Error enqueueRouting(const LoadedKernel &count, const LoadedKernel &scan,
+                           const LoadedKernel &scatter, const LaunchGeometry &geo,
+                           const LaunchParams &p, CUstream stream) {
+  if (llvm::Error e = launch(count, geo.route_blocks, 1, p, stream))
+    return e;
+  if (llvm::Error e = launch(scan, 1, 1, p, stream))
+    return e;
+  return launch(scatter, geo.route_blocks, 1, p, stream);
+}
+
+llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKernel &gemm,
+                        const codegen::TileConfig &tile, const LaunchGeometry &geo,
+                        const LaunchParams &p, CUstream stream) {
+  // Each routing tile of tile_m rows splits into tile_m / bm blocks.
+  const int split = geo.tile_m / gemmRows(shape, tile);
+  const int columns = kind == KernelKind::Gemm1 ? shape.intermediate : shape.hidden;
+  return launch(gemm, ceilDiv(columns, gemmCols(shape, tile)),
+                static_cast<unsigned>(geo.max_tiles * split), p, stream);
+}
+
+llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
+                           const LaunchParams &p, CUstream stream) {
+  const int vec = 16 / dtype_bytes(shape.dtype);
+  return launch(combine, static_cast<unsigned>(p.tokens),
+                ceilDiv(shape.hidden, int64_t{vec} * kCombineThreads), p, stream);
+}
+
+} // namespace moejit::runtime

@@ -1,0 +1,37 @@
+// The autotuner: on a GPU, compiles every candidate tile config in parallel,
+// checks each against the GPU reference before it may win, then times them
+// per token bucket (CUDA events, L2 flushed before each run, median) and
+// keeps the fastest plan, which always includes the heuristic's own.
+#pragma once
+
+#include "driver/driver.h"
+#include "store/cubin_store.h"
+#include "tune/record.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace moejit::tune {
+
+struct TuneOptions {
+  /// Buckets to tune (runtime::bucketOf numbering); empty: all. The others
+  /// keep the heuristic's plan with no times.
+  std::vector<int> buckets;
+  /// Tokens of the correctness check every candidate must pass: not a power
+  /// of two, so tiles end part-filled.
+  int check_tokens = 1000;
+  /// Time budget per config per bucket; runs are 3..15 within it.
+  double target_ms = 120;
+  /// Called with one line per stage (compile, check, each bucket).
+  std::function<void(const std::string &)> progress;
+};
+
+/// Tunes `shape` on `device` (arch is its target, e.g. "sm_90a"), compiling
+/// through `store`. The record says which configs won per bucket, with the
+/// measured whole-run times of the winner and of the heuristic's plan.
+llvm::Expected<TuningRecord> autotune(const driver::Device &device, const std::string &arch,
+                                      const MoeShape &shape, store::CubinStore &store,
+                                      const TuneOptions &options = {});
+
+} // namespace moejit::tune

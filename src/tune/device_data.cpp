@@ -1,0 +1,191 @@
+#include "tune/device_data.h"
+
+#include "common/error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+namespace moejit::tune {
+
+llvm::Expected<DeviceMemory> DeviceMemory::allocate(size_t bytes) {
+  DeviceMemory m;
+  MOEJIT_CU(cuMemAlloc(&m.ptr_, std::max<size_t>(bytes, 256)));
+  m.bytes_ = bytes;
+  return std::move(m);
+}
+
+DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
+  if (this != &other) {
+    if (ptr_)
+      driver::loaded().cuMemFree(ptr_);
+    ptr_ = std::exchange(other.ptr_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+  }
+  return *this;
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (ptr_)
+    driver::loaded().cuMemFree(ptr_);
+}
+
+EventPair &EventPair::operator=(EventPair &&other) noexcept {
+  if (this != &other) {
+    this->~EventPair();
+    start = std::exchange(other.start, nullptr);
+    stop = std::exchange(other.stop, nullptr);
+  }
+  return *this;
+}
+
+EventPair::~EventPair() {
+  if (start)
+    driver::loaded().cuEventDestroy(start);
+  if (stop)
+    driver::loaded().cuEventDestroy(stop);
+  start = stop = nullptr;
+}
+
+llvm::Error EventPair::create() {
+  if (!start)
+    MOEJIT_CU(cuEventCreate(&start, CU_EVENT_DEFAULT));
+  if (!stop)
+    MOEJIT_CU(cuEventCreate(&stop, CU_EVENT_DEFAULT));
+  return llvm::Error::success();
+}
+
+llvm::Expected<double> EventPair::elapsed() const {
+  float ms = 0;
+  MOEJIT_CU(cuEventElapsedTime(&ms, start, stop));
+  return static_cast<double>(ms);
+}
+
+namespace {
+
+uint32_t floatBits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return bits;
+}
+float bitsFloat(uint32_t bits) {
+  float v;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+/// fp16 bits of a float that fp16 holds exactly as a normal number (or 0).
+uint16_t exactHalf(float v) {
+  const uint32_t b = floatBits(v);
+  const uint32_t sign = (b >> 16) & 0x8000;
+  if ((b & 0x7fffffff) == 0)
+    return static_cast<uint16_t>(sign);
+  const int exponent = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  return static_cast<uint16_t>(sign | (exponent << 10) | ((b >> 13) & 0x3ff));
+}
+
+float halfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  const int exponent = (h >> 10) & 0x1f;
+  const uint32_t mantissa = h & 0x3ff;
+  if (exponent == 0x1f)
+    return bitsFloat(sign | 0x7f800000 | (mantissa << 13));
+  if (exponent == 0) // zero or subnormal: mantissa * 2^-24
+    return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mantissa), -24);
+  return bitsFloat(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+} // namespace
+
+llvm::Error fillRandom(DeviceMemory &memory, DType dtype, float scale, uint32_t seed) {
+  const size_t elem = dtype_bytes(dtype);
+  const size_t count = memory.bytes() / elem;
+  const size_t block = std::min<size_t>(count, size_t{1} << 22);
+  const float step = std::exp2(std::round(std::log2(scale))) / 8;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> eighths(-8, 8);
+  std::vector<char> host(block * elem);
+  for (size_t i = 0; i < block; ++i) {
+    const float v = static_cast<float>(eighths(rng)) * step;
+    if (dtype == DType::FP32)
+      std::memcpy(host.data() + 4 * i, &v, 4);
+    else {
+      const uint16_t bits =
+          dtype == DType::BF16 ? static_cast<uint16_t>(floatBits(v) >> 16) : exactHalf(v);
+      std::memcpy(host.data() + 2 * i, &bits, 2);
+    }
+  }
+  for (size_t at = 0; at < count; at += block) {
+    const size_t n = std::min(block, count - at);
+    MOEJIT_CU(cuMemcpyHtoD(memory.address() + at * elem, host.data(), n * elem));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error uploadRouting(DeviceMemory &index, DeviceMemory &weights, int64_t tokens, int k,
+                          int experts, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> weight(0.1f, 1.0f);
+  std::vector<int32_t> ids(tokens * k);
+  std::vector<float> w(tokens * k);
+  std::vector<int32_t> all(experts);
+  for (int e = 0; e < experts; ++e)
+    all[e] = e;
+  for (int64_t t = 0; t < tokens; ++t) {
+    // A partial shuffle: k distinct experts, uniformly.
+    for (int j = 0; j < k; ++j) {
+      std::uniform_int_distribution<int> pick(j, experts - 1);
+      std::swap(all[j], all[pick(rng)]);
+      ids[t * k + j] = all[j];
+      w[t * k + j] = weight(rng) / k;
+    }
+  }
+  MOEJIT_CU(cuMemcpyHtoD(index.address(), ids.data(), ids.size() * sizeof(int32_t)));
+  MOEJIT_CU(cuMemcpyHtoD(weights.address(), w.data(), w.size() * sizeof(float)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<float>> downloadAsFloat(const DeviceMemory &memory, DType dtype,
+                                                   int64_t count) {
+  const size_t elem = dtype_bytes(dtype);
+  std::vector<char> raw(count * elem);
+  MOEJIT_CU(cuMemcpyDtoH(raw.data(), memory.address(), raw.size()));
+  std::vector<float> out(count);
+  for (int64_t i = 0; i < count; ++i) {
+    if (dtype == DType::FP32) {
+      std::memcpy(&out[i], raw.data() + 4 * i, 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, raw.data() + 2 * i, 2);
+    out[i] = dtype == DType::BF16 ? bitsFloat(static_cast<uint32_t>(bits) << 16) : halfToFloat(bits);
+  }
+  return out;
+}
+
+double relativeError(const std::vector<float> &out, const std::vector<float> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size() && i < ref.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return INFINITY;
+    const double d = static_cast<double>(out[i]) - ref[i];
+    num += d * d;
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+double errorLimit(DType dtype) {
+  switch (dtype) {
+  case DType::BF16:
+    return 1e-2;
+  case DType::FP16:
+    return 5e-3;
+  case DType::FP32:
+    return 1e-5;
+  }
+  return 0;
+}
+
+} // namespace moejit::tune

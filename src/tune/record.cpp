@@ -1,0 +1,439 @@
+#include "tune/record.h"
+
+#include "common/error.h"
+#include "common/log.h"
+#include "store/atomic_file.h"
+#include "tune/shipped_tables.h"
+#include "workload/shape.h"
+
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Path.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+namespace moejit::tune {
+
+namespace {
+
+constexpr const char *kFormatName = "moejit-tuning";
+
+llvm::Error invalid(const std::string &what) {
+  return makeError(ErrorCode::InvalidArgument, "tuning record: {}", what);
+}
+
+/// Reads the fields of one JSON object, keeping the first problem met so a
+/// caller can read them all and check once.
+class Fields {
+public:
+  Fields(const llvm::json::Object &object, std::string where)
+      : object_(object), where_(std::move(where)) {}
+
+  std::string string(llvm::StringRef key, bool allow_empty = false) {
+    const llvm::json::Value *v = get(key);
+    if (!v)
+      return {};
+    auto s = v->getAsString();
+    if (!s)
+      fail(key, "must be a string");
+    else if (s->empty() && !allow_empty)
+      fail(key, "must not be empty");
+    return s ? s->str() : std::string();
+  }
+  /// A finite number >= 0 (times, counts).
+  double number(llvm::StringRef key) {
+    const llvm::json::Value *v = get(key);
+    if (!v)
+      return 0;
+    auto d = v->getAsNumber();
+    if (!d || !std::isfinite(*d) || *d < 0)
+      fail(key, "must be a number >= 0");
+    return d && std::isfinite(*d) ? *d : 0;
+  }
+  /// An integer >= 0.
+  int64_t integer(llvm::StringRef key) {
+    const llvm::json::Value *v = get(key);
+    if (!v)
+      return 0;
+    auto i = v->getAsInteger();
+    if (!i || *i < 0)
+      fail(key, "must be an integer >= 0");
+    return i ? *i : 0;
+  }
+  const llvm::json::Array *array(llvm::StringRef key) {
+    const llvm::json::Value *v = get(key);
+    if (!v)
+      return nullptr;
+    const llvm::json::Array *a = v->getAsArray();
+    if (!a)
+      fail(key, "must be an array");
+    return a;
+  }
+
+  bool ok() const { return error_.empty(); }
+  const std::string &error() const { return error_; }
+
+private:
+  const llvm::json::Value *get(llvm::StringRef key) {
+    const llvm::json::Value *v = object_.get(key);
+    if (!v && ok())
+      error_ = fmt::format("{}missing \"{}\"", where_, key.str());
+    return v;
+  }
+  void fail(llvm::StringRef key, const char *rule) {
+    if (ok())
+      error_ = fmt::format("{}\"{}\" {}", where_, key.str(), rule);
+  }
+
+  const llvm::json::Object &object_;
+  std::string where_;
+  std::string error_;
+};
+
+bool isSha256Hex(const std::string &s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+/// A tile config as a record must spell it: what parseTileConfig accepts and
+/// suffix() writes back unchanged, so a record names kernels exactly.
+llvm::Expected<codegen::TileConfig> recordedConfig(const std::string &text) {
+  auto config = codegen::parseTileConfig(text);
+  if (!config)
+    return config.takeError();
+  if (config->suffix() != text)
+    return makeError(ErrorCode::InvalidArgument, "'{}' is not spelled as '{}'", text,
+                     config->suffix());
+  return config;
+}
+
+/// Shortest text that reads back as the same double: records stay readable
+/// ("0.345", not "0.34499999999999997") and round-trip exactly.
+void writeNumber(llvm::json::OStream &j, double value) {
+  if (!std::isfinite(value)) { // not JSON; parseRecord then names the field
+    j.value(nullptr);
+    return;
+  }
+  char text[32];
+  const auto end = std::to_chars(text, text + sizeof text, value).ptr;
+  j.rawValue(llvm::StringRef(text, end - text));
+}
+
+/// The tile rules a plan's configs must follow on `arch`.
+llvm::Error checkGemmPlan(const runtime::GemmPlan &g, const std::string &arch) {
+  if (llvm::Error e = codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1))
+    return e;
+  if (llvm::Error e = codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2))
+    return e;
+  for (const codegen::TileConfig &c : {g.gemm1, g.gemm2})
+    if (c.wgmma && arch != "sm_90a")
+      return makeError(ErrorCode::InvalidArgument,
+                       "tile config {} uses wgmma, which only sm_90a has (target {})", c.suffix(),
+                       arch);
+  // Routing lists tiles of the larger bm and each GEMM splits them into
+  // blocks of its own bm.
+  const int hi = std::max(g.gemm1.bm, g.gemm2.bm), lo = std::min(g.gemm1.bm, g.gemm2.bm);
+  if (hi % lo != 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "gemm1 bm {} and gemm2 bm {}: the smaller must divide the larger", g.gemm1.bm,
+                     g.gemm2.bm);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::string gpuSlug(const std::string &gpu_name) {
+  std::string slug;
+  for (unsigned char c : gpu_name) {
+    if (std::isalnum(c))
+      slug += static_cast<char>(std::tolower(c));
+    else if (!slug.empty() && slug.back() != '-')
+      slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-')
+    slug.pop_back();
+  return slug.empty() ? "gpu" : slug;
+}
+
+llvm::Expected<MoeShape> parseCanonicalText(llvm::StringRef text) {
+  const std::string s = text.str();
+  MoeShape shape;
+  int version = 0, used = 0;
+  char dtype[8] = {};
+  if (std::sscanf(s.c_str(),
+                  "moejit-workload v%d k=%d hidden=%d intermediate=%d experts=%d dtype=%7s%n",
+                  &version, &shape.k, &shape.hidden, &shape.intermediate, &shape.experts, dtype,
+                  &used) != 6 ||
+      used != static_cast<int>(s.size()))
+    return makeError(ErrorCode::InvalidArgument, "'{}' is not a workload's canonical text", s);
+  const std::string name = dtype;
+  bool known = false;
+  for (DType d : {DType::BF16, DType::FP16, DType::FP32})
+    if (name == dtype_name(d)) {
+      shape.dtype = d;
+      known = true;
+    }
+  if (!known)
+    return makeError(ErrorCode::InvalidArgument, "'{}': unknown dtype '{}'", s, name);
+  if (llvm::Error e = workload::validateShape(shape))
+    return makeError(ErrorCode::InvalidArgument, "'{}': {}", s, errorMessage(std::move(e)));
+  // Anything sscanf tolerates (a version of another meaning, "k=+8", extra
+  // spaces) would name another workload id: only the exact text is accepted.
+  if (workload::canonicalText(shape) != s)
+    return makeError(ErrorCode::InvalidArgument, "'{}' is not canonical (expected '{}')", s,
+                     workload::canonicalText(shape));
+  return shape;
+}
+
+std::string toJson(const TuningRecord &r) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    j.attribute("format", kFormatName);
+    j.attribute("format_version", kRecordFormat);
+    j.attribute("workload_id", r.workload_id);
+    j.attribute("workload", r.workload);
+    j.attribute("gpu", r.gpu);
+    j.attribute("arch", r.arch);
+    j.attribute("moejit_version", r.moejit_version);
+    j.attribute("nvrtc_version", r.nvrtc_version);
+    j.attribute("created_utc", r.created_utc);
+    j.attributeBegin("tuning_seconds");
+    writeNumber(j, r.tuning_seconds);
+    j.attributeEnd();
+    j.attribute("candidates", r.candidates);
+    j.attribute("failed", r.failed);
+    j.attributeArray("buckets", [&] {
+      for (const BucketRecord &b : r.buckets)
+        j.object([&] {
+          j.attribute("bucket", b.bucket);
+          j.attribute("tokens", b.tokens);
+          j.attribute("gemm1", b.choice.gemm1.suffix());
+          j.attribute("gemm2", b.choice.gemm2.suffix());
+          j.attributeBegin("ms");
+          writeNumber(j, b.ms);
+          j.attributeEnd();
+          j.attributeBegin("heuristic_ms");
+          writeNumber(j, b.heuristic_ms);
+          j.attributeEnd();
+        });
+    });
+  });
+  os << "\n";
+  return os.str();
+}
+
+llvm::Expected<TuningRecord> parseRecord(llvm::StringRef json) {
+  auto value = llvm::json::parse(json);
+  if (!value)
+    return invalid("not JSON: " + errorMessage(value.takeError()));
+  const llvm::json::Object *o = value->getAsObject();
+  if (!o)
+    return invalid("not a JSON object");
+  if (auto format = o->getString("format"); !format || *format != kFormatName)
+    return invalid(fmt::format("\"format\" must be \"{}\"", kFormatName));
+  const auto version = o->getInteger("format_version");
+  if (!version)
+    return invalid("missing or non-integer \"format_version\"");
+  if (*version != kRecordFormat)
+    return invalid(fmt::format("format_version {} is not {}, the one this moejit reads", *version,
+                               kRecordFormat));
+
+  Fields f(*o, "");
+  TuningRecord r;
+  r.workload_id = f.string("workload_id");
+  r.workload = f.string("workload");
+  r.gpu = f.string("gpu");
+  r.arch = f.string("arch");
+  r.moejit_version = f.string("moejit_version");
+  r.nvrtc_version = f.string("nvrtc_version", /*allow_empty=*/true);
+  r.created_utc = f.string("created_utc", /*allow_empty=*/true);
+  r.tuning_seconds = f.number("tuning_seconds");
+  const int64_t candidates = f.integer("candidates");
+  const int64_t failed = f.integer("failed");
+  const llvm::json::Array *buckets = f.array("buckets");
+  if (!f.ok())
+    return invalid(f.error());
+  if (!isSha256Hex(r.workload_id))
+    return invalid(fmt::format("workload_id '{}' is not 64 lower-case hex digits", r.workload_id));
+  if (workload::sha256Hex(r.workload) != r.workload_id)
+    return invalid(fmt::format("workload_id {} is not the sha256 of workload '{}'", r.workload_id,
+                               r.workload));
+  if (candidates > INT_MAX)
+    return invalid(fmt::format("candidates {} is too many", candidates));
+  if (failed > candidates)
+    return invalid(fmt::format("failed ({}) must be at most candidates ({})", failed, candidates));
+  r.candidates = static_cast<int>(candidates);
+  r.failed = static_cast<int>(failed);
+  if (buckets->size() != static_cast<size_t>(runtime::kBucketCount))
+    return invalid(fmt::format("{} buckets, expected {} (T = 1 .. {})", buckets->size(),
+                               runtime::kBucketCount,
+                               runtime::bucketTokens(runtime::kBucketCount - 1)));
+
+  for (int b = 0; b < runtime::kBucketCount; ++b) {
+    const std::string where = fmt::format("buckets[{}]: ", b);
+    const llvm::json::Object *bo = (*buckets)[b].getAsObject();
+    if (!bo)
+      return invalid(where + "not an object");
+    Fields bf(*bo, where);
+    BucketRecord br;
+    const int64_t bucket = bf.integer("bucket");
+    br.tokens = bf.integer("tokens");
+    const std::string gemm1 = bf.string("gemm1"), gemm2 = bf.string("gemm2");
+    br.ms = bf.number("ms");
+    br.heuristic_ms = bf.number("heuristic_ms");
+    if (!bf.ok())
+      return invalid(bf.error());
+    if (bucket != b)
+      return invalid(fmt::format("{}bucket {} is out of order (expected {})", where, bucket, b));
+    br.bucket = b;
+    if (br.tokens != runtime::bucketTokens(b))
+      return invalid(fmt::format("{}tokens {} is not bucket {}'s {}", where, br.tokens, b,
+                                 runtime::bucketTokens(b)));
+    auto c1 = recordedConfig(gemm1);
+    if (!c1)
+      return invalid(where + "gemm1: " + errorMessage(c1.takeError()));
+    auto c2 = recordedConfig(gemm2);
+    if (!c2)
+      return invalid(where + "gemm2: " + errorMessage(c2.takeError()));
+    br.choice = {*c1, *c2};
+    r.buckets.push_back(br);
+  }
+  return r;
+}
+
+std::string recordPath(const std::string &root, const std::string &workload_id,
+                       const std::string &gpu, const std::string &version) {
+  llvm::SmallString<256> path(root);
+  llvm::sys::path::append(path, "tuning", fmt::format("v{}", kRecordFormat), workload_id,
+                          gpuSlug(gpu));
+  llvm::sys::path::append(path, "moejit-" + version + ".json");
+  return std::string(path);
+}
+
+llvm::Error saveRecord(const std::string &root, const TuningRecord &record) {
+  const std::string json = toJson(record);
+  // Never publish a record that loadRecord would refuse.
+  if (auto back = parseRecord(json); !back)
+    return back.takeError();
+  const std::string path = recordPath(root, record.workload_id, record.gpu, record.moejit_version);
+  std::string why;
+  if (!store::writeFileAtomically(path, json, why))
+    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path, why);
+  logger().info("saved tuning record {}", path);
+  return llvm::Error::success();
+}
+
+std::optional<TuningRecord> loadRecord(const std::string &root, const std::string &workload_id,
+                                       const std::string &gpu, const std::string &version) {
+  const std::string path = recordPath(root, workload_id, gpu, version);
+  auto skip = [&](const std::string &why) {
+    warnOnce("tuning-record:" + path, fmt::format("tuning record {} is ignored: {}", path, why));
+    return std::nullopt;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    if (buffer.getError() == std::errc::no_such_file_or_directory)
+      return std::nullopt; // not tuned: the usual case
+    return skip(buffer.getError().message());
+  }
+  auto record = parseRecord((*buffer)->getBuffer());
+  if (!record)
+    return skip(errorMessage(record.takeError()));
+  // A file copied to the wrong place must not stand in for another key.
+  std::string wrong;
+  auto compare = [&](const char *field, const std::string &found, const std::string &wanted) {
+    if (found != wanted)
+      wrong +=
+          fmt::format("{}{} is '{}', not '{}'", wrong.empty() ? "" : "; ", field, found, wanted);
+  };
+  compare("workload_id", record->workload_id, workload_id);
+  compare("gpu", record->gpu, gpu);
+  compare("moejit_version", record->moejit_version, version);
+  if (!wrong.empty())
+    return skip(wrong);
+  return std::move(*record);
+}
+
+std::optional<TuningRecord> findRecord(const std::vector<TuningRecord> &records,
+                                       const std::string &workload_id, const std::string &gpu,
+                                       const std::string &version) {
+  for (const TuningRecord &r : records)
+    if (r.workload_id == workload_id && r.gpu == gpu && r.moejit_version == version)
+      return r;
+  return std::nullopt;
+}
+
+llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
+                                             const std::string &arch) {
+  const std::string id = workload::workloadId(shape);
+  if (record.workload_id != id)
+    return makeError(ErrorCode::InvalidArgument,
+                     "tuning record for workload {} used for workload {} ({})", record.workload_id,
+                     id, workload::canonicalText(shape));
+  if (record.arch != arch)
+    return makeError(ErrorCode::InvalidArgument, "tuning record for {} used for {}", record.arch,
+                     arch);
+  if (record.buckets.size() != static_cast<size_t>(runtime::kBucketCount))
+    return makeError(ErrorCode::InvalidArgument, "tuning record has {} buckets, expected {}",
+                     record.buckets.size(), runtime::kBucketCount);
+  runtime::Plan plan;
+  plan.source = "tuning record";
+  for (int b = 0; b < runtime::kBucketCount; ++b) {
+    const runtime::GemmPlan &g = record.buckets[b].choice;
+    // fp32 runs one fixed SIMT tile whatever the plan says: the tile rules
+    // guard kernels that fp32 never builds.
+    if (shape.dtype != DType::FP32)
+      if (llvm::Error e = checkGemmPlan(g, arch))
+        return makeError(ErrorCode::InvalidArgument, "tuning record, bucket {}: {}", b,
+                         errorMessage(std::move(e)));
+    plan.buckets.push_back(g);
+  }
+  return plan;
+}
+
+runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+                         const std::string &root) {
+  return choosePlan(shape, arch, gpu, root, shippedTables());
+}
+
+runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+                         const std::string &root, const std::vector<TuningRecord> &shipped) {
+  const std::string id = workload::workloadId(shape);
+  const std::string version = moejit::version();
+  if (!root.empty()) {
+    if (auto record = loadRecord(root, id, gpu, version)) {
+      const std::string path = recordPath(root, id, gpu, version);
+      auto plan = planFromRecord(*record, shape, arch);
+      if (plan) {
+        plan->source = "tuning record " + path;
+        return std::move(*plan);
+      }
+      warnOnce(
+          "tuning-plan:" + path + "|" + arch,
+          fmt::format("tuning record {} is skipped: {}", path, errorMessage(plan.takeError())));
+    }
+  }
+  if (auto record = findRecord(shipped, id, gpu, version)) {
+    auto plan = planFromRecord(*record, shape, arch);
+    if (plan) {
+      plan->source = "shipped table";
+      return std::move(*plan);
+    }
+    warnOnce("shipped-plan:" + id + "|" + gpu + "|" + arch,
+             fmt::format("shipped tuning table for {} on {} is skipped: {}",
+                         workload::canonicalText(shape), gpu, errorMessage(plan.takeError())));
+  }
+  return runtime::heuristicPlan(shape, arch);
+}
+
+} // namespace moejit::tune

@@ -1,0 +1,154 @@
+// Autotuner pieces that need no GPU: candidate generation and pruning, and
+// the no-compile mode of the builder.
+#include "codegen/generate.h"
+#include "common/error.h"
+#include "runtime/builder.h"
+#include "runtime/planner.h"
+#include "tune/candidates.h"
+#include "workload/shape.h"
+
+#include <gtest/gtest.h>
+#include <llvm/Support/FileSystem.h>
+
+using namespace moejit;
+using codegen::GemmKind;
+using codegen::TileConfig;
+
+namespace {
+
+const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
+const MoeShape kSmall{2, 256, 128, 8, DType::BF16};
+
+bool contains(const std::vector<TileConfig> &list, const TileConfig &c) {
+  return std::find(list.begin(), list.end(), c) != list.end();
+}
+
+TEST(Candidates, AllFollowTheTileRulesAndIncludeTheHeuristic) {
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (GemmKind kind : {GemmKind::Gemm1, GemmKind::Gemm2}) {
+      const auto list = tune::gemmCandidates(kSeed, arch, kind);
+      ASSERT_GT(list.size(), 8u) << arch;
+      for (const TileConfig &c : list) {
+        llvm::Error e = codegen::checkMmaConfig(c, kind);
+        EXPECT_FALSE(e) << arch << " " << c.suffix() << ": " << errorMessage(std::move(e));
+        if (std::string(arch) != "sm_90a")
+          EXPECT_FALSE(c.wgmma) << c.suffix();
+      }
+      for (const runtime::GemmPlan &g : runtime::heuristicPlan(kSeed, arch).buckets)
+        EXPECT_TRUE(contains(list, kind == GemmKind::Gemm1 ? g.gemm1 : g.gemm2));
+      // No duplicates: each is compiled once.
+      for (size_t i = 0; i < list.size(); ++i)
+        for (size_t j = i + 1; j < list.size(); ++j)
+          EXPECT_FALSE(list[i] == list[j]) << list[i].suffix();
+    }
+}
+
+TEST(Candidates, ExploreEveryKnobOnHopper) {
+  const auto list = tune::gemmCandidates(kSeed, "sm_90a", GemmKind::Gemm2);
+  std::set<int> bms, bns, stages, inflight;
+  bool mma = false;
+  for (const TileConfig &c : list) {
+    if (!c.wgmma) {
+      mma = true;
+      continue;
+    }
+    bms.insert(c.bm);
+    bns.insert(c.bn);
+    stages.insert(c.stages);
+    inflight.insert(c.inflight);
+  }
+  EXPECT_TRUE(mma);
+  EXPECT_EQ(bms, (std::set<int>{64, 128, 192, 256}));
+  EXPECT_GE(bns.size(), 3u);
+  EXPECT_EQ(stages, (std::set<int>{3, 4}));
+  EXPECT_EQ(inflight, (std::set<int>{0, 1}));
+}
+
+TEST(Candidates, NarrowOutputsDropWideTiles) {
+  const MoeShape narrow{2, 256, 64, 8, DType::BF16};
+  for (const TileConfig &c : tune::gemmCandidates(narrow, "sm_90a", GemmKind::Gemm1))
+    EXPECT_LT(c.bn - narrow.intermediate, 64) << c.suffix();
+}
+
+TEST(Candidates, Fp32HasOnlyItsFixedTile) {
+  const MoeShape fp32{2, 256, 128, 8, DType::FP32};
+  const auto list = tune::gemmCandidates(fp32, "sm_90a", GemmKind::Gemm1);
+  std::set<std::string> names;
+  for (const TileConfig &c : list)
+    names.insert(codegen::KernelSpec{codegen::KernelKind::Gemm1, fp32, c}.name());
+  EXPECT_EQ(names.size(), 1u); // the SIMT kernel ignores the tile
+}
+
+TEST(Candidates, TimingIsPrunedByRowsPerExpert) {
+  const TileConfig mma16{16, 64, 4, 1, 4}, wg64{64, 64, 4, 0, 0, true, 0},
+      wg192{192, 96, 4, 0, 0, true, 1};
+  EXPECT_TRUE(tune::worthTiming(mma16, 2, "sm_90a"));
+  EXPECT_FALSE(tune::worthTiming(mma16, 512, "sm_90a"));
+  EXPECT_TRUE(tune::worthTiming(wg64, 2, "sm_90a"));
+  EXPECT_FALSE(tune::worthTiming(wg64, 4096, "sm_90a"));
+  EXPECT_FALSE(tune::worthTiming(wg192, 8, "sm_90a"));
+  EXPECT_TRUE(tune::worthTiming(wg192, 512, "sm_90a"));
+  EXPECT_TRUE(tune::worthTiming(TileConfig{128, 64, 3, 2, 2}, 512, "sm_80"));
+}
+
+std::string tempDir() {
+  llvm::SmallString<128> p;
+  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moejit-tune-test", p));
+  return std::string(p);
+}
+
+TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {
+  const std::string root = tempDir();
+  store::CubinStore store(root);
+  const std::vector<codegen::KernelSpec> specs = {
+      {codegen::KernelKind::RouteCount, kSmall, {}}, {codegen::KernelKind::Combine, kSmall, {}}};
+  runtime::BuildOptions no_compile;
+  no_compile.no_compile = true;
+  auto missed = runtime::buildKernels(specs, "sm_80", store, no_compile);
+  ASSERT_FALSE(missed);
+  ErrorCode code = ErrorCode::Internal;
+  std::string message;
+  llvm::handleAllErrors(missed.takeError(), [&](const MoeErrorInfo &e) {
+    code = e.code();
+    message = e.message();
+  });
+  EXPECT_EQ(code, ErrorCode::CacheMiss);
+  EXPECT_NE(message.find(workload::workloadId(kSmall)), std::string::npos) << message;
+  const std::string key0 =
+      runtime::entryKey(specs[0], codegen::generateSource(specs[0]), "sm_80");
+  const std::string key1 =
+      runtime::entryKey(specs[1], codegen::generateSource(specs[1]), "sm_80");
+  const bool names_one = (message.find(specs[0].name()) != std::string::npos &&
+                          message.find(key0) != std::string::npos) ||
+                         (message.find(specs[1].name()) != std::string::npos &&
+                          message.find(key1) != std::string::npos);
+  EXPECT_TRUE(names_one) << message;
+  EXPECT_EQ(store.compiles(), 0u);
+
+  // Once warmed, no-compile mode loads everything and compiles nothing.
+  ASSERT_TRUE(static_cast<bool>(runtime::buildKernels(specs, "sm_80", store)));
+  EXPECT_EQ(store.compiles(), 2u);
+  store::CubinStore again(root);
+  auto hit = runtime::buildKernels(specs, "sm_80", again, no_compile);
+  ASSERT_TRUE(static_cast<bool>(hit)) << errorMessage(hit.takeError());
+  EXPECT_EQ(again.compiles(), 0u);
+  EXPECT_EQ(again.hits(), 2u);
+  llvm::sys::fs::remove_directories(root);
+}
+
+TEST(BuildEach, FailuresAreRecordedPerSpec) {
+  store::CubinStore store(tempDir());
+  const std::vector<codegen::KernelSpec> specs = {
+      {codegen::KernelKind::RouteCount, kSmall, {}},
+      {codegen::KernelKind::Gemm1, kSmall, TileConfig{64, 64, 4, 0, 0, true, 0}}};
+  // wgmma on sm_80 fails alone; the other spec still builds.
+  auto results = runtime::buildEach(specs, "sm_80", store);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_TRUE(results[0].ok()) << results[0].error;
+  EXPECT_FALSE(results[1].ok());
+  EXPECT_EQ(results[1].code, ErrorCode::InvalidArgument);
+  EXPECT_NE(results[1].error.find("wgmma"), std::string::npos);
+  llvm::sys::fs::remove_directories(store.root());
+}
+
+} // namespace
