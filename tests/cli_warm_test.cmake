@@ -31,3 +31,16 @@ execute_process(COMMAND ${MOEJIT} codegen --kernel gemm1 --bm 24
 if(rc EQUAL 0 OR NOT err MATCHES "16-row warp tiles")
   message(FATAL_ERROR "an invalid tile config must be refused with its rule: ${err}")
 endif()
+# Presets: warming one compiles the kernels of its shipped H200 table too
+# (mixtral's tuned T=65536 plan uses 256-row tiles the heuristic never picks).
+execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model mixtral-8x7b --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "k=2,hidden=4096,intermediate=14336,experts=8"
+   OR NOT out MATCHES "moe_gemm1_bf16_k2_h4096_i14336_e8_bm256_bn96_s3_wgmma_f1")
+  message(FATAL_ERROR "warm --model should warm the preset and its shipped table: ${out} ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model no-such-model --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc EQUAL 0 OR NOT err MATCHES "unknown model 'no-such-model'")
+  message(FATAL_ERROR "an unknown model must be refused by name: ${err}")
+endif()

@@ -7,8 +7,13 @@
 #include "tune/candidates.h"
 #include "workload/shape.h"
 
+#include "common/log.h"
+
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include <sstream>
 
 using namespace moejit;
 using codegen::GemmKind;
@@ -149,6 +154,61 @@ TEST(BuildEach, FailuresAreRecordedPerSpec) {
   EXPECT_EQ(results[1].code, ErrorCode::InvalidArgument);
   EXPECT_NE(results[1].error.find("wgmma"), std::string::npos);
   llvm::sys::fs::remove_directories(store.root());
+}
+
+/// Captures what the library logs while alive, at info level.
+class CapturedLog {
+public:
+  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    level_ = logger().level();
+    logger().set_level(spdlog::level::info);
+    logger().sinks().push_back(sink_);
+  }
+  ~CapturedLog() {
+    logger().sinks().pop_back();
+    logger().set_level(level_);
+  }
+  std::string text() const { return text_.str(); }
+
+private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+  spdlog::level::level_enum level_;
+};
+
+TEST(Observability, CompilesLogStartEndAndDurationAndAreCounted) {
+  store::CubinStore store(tempDir());
+  const codegen::KernelSpec spec{codegen::KernelKind::RouteScan, kSmall, {}};
+  std::string text;
+  {
+    CapturedLog log;
+    ASSERT_TRUE(static_cast<bool>(runtime::buildKernels({spec}, "sm_80", store)));
+    text = log.text();
+  }
+  EXPECT_NE(text.find("compiling " + spec.name() + " for sm_80"), std::string::npos) << text;
+  EXPECT_NE(text.find("compiled " + spec.name() + " in "), std::string::npos) << text;
+  EXPECT_NE(text.find(" ms ("), std::string::npos) << text;
+  EXPECT_EQ(store.misses(), 1u);
+  EXPECT_EQ(store.compiles(), 1u);
+  EXPECT_EQ(store.hits(), 0u);
+  // The second build is a hit: counted, and no compile logged.
+  {
+    CapturedLog log;
+    ASSERT_TRUE(static_cast<bool>(runtime::buildKernels({spec}, "sm_80", store)));
+    EXPECT_EQ(log.text().find("compiling"), std::string::npos) << log.text();
+  }
+  EXPECT_EQ(store.hits(), 1u);
+  EXPECT_EQ(store.compiles(), 1u);
+  llvm::sys::fs::remove_directories(store.root());
+}
+
+TEST(Observability, AWarningIsLoggedOnce) {
+  CapturedLog log;
+  for (int i = 0; i < 3; ++i)
+    warnOnce("tune_test-once", "the same warning");
+  const std::string text = log.text();
+  EXPECT_NE(text.find("the same warning"), std::string::npos);
+  EXPECT_EQ(text.find("the same warning"), text.rfind("the same warning")) << text;
 }
 
 } // namespace

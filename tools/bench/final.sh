@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The seed benchmark on a cold card first, then `ctest -L gpu`, then a
-# memcheck pass over the small cases. Logs under $OUT.
+# The seed benchmark on a cold card first (SKIP_BENCH=1: not), then
+# `ctest -L gpu`, then a memcheck pass over the small cases. Logs under $OUT.
 set -uo pipefail
 out=${OUT:-out}
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw --format=csv > "$out/smi.txt" 2>&1
 git log --oneline -1 > "$out/commit.txt" 2>&1 || true
-MOEJIT_CACHE_DIR=$(mktemp -d) ./build/moejit bench --json "$out/bench.json" 2>&1 | tee "$out/bench.log"
+[ "${SKIP_BENCH:-0}" = 1 ] ||
+  MOEJIT_CACHE_DIR=$(mktemp -d) ./build/moejit bench --json "$out/bench.json" 2>&1 |
+  tee "$out/bench.log"
 # CTest files hold the absolute paths of the build machine's checkout.
 src=$(grep -m1 'CMAKE_HOME_DIRECTORY' build/CMakeCache.txt | cut -d= -f2)
 [ -e "$src" ] || { mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; }
