@@ -2,6 +2,7 @@
 // reference on fresh random inputs, with y poisoned (NaN) before the run.
 // Without a GPU each test skips with the reason.
 #include "driver/driver.h"
+#include "gpu_required.h"
 #include "testkit.h"
 
 #include <gtest/gtest.h>
@@ -14,13 +15,6 @@ using namespace moejit;
 using testkit::DeviceBuffer;
 
 namespace {
-
-#define REQUIRE_GPU()                                                                              \
-  do {                                                                                             \
-    std::string why;                                                                               \
-    if (!testkit::gpuAvailable(why))                                                               \
-      GTEST_SKIP() << "no GPU: " << why;                                                           \
-  } while (0)
 
 Runtime &runtime() {
   static const std::string dir = [] {

@@ -4,6 +4,7 @@
 // Without a GPU each test skips with the reason.
 #include "common/error.h"
 #include "driver/driver.h"
+#include "gpu_required.h"
 #include "nvrtc/compile.h"
 #include "testkit.h"
 #include "tune/autotune.h"
@@ -17,13 +18,6 @@ using namespace moejit;
 using testkit::DeviceBuffer;
 
 namespace {
-
-#define REQUIRE_GPU()                                                                              \
-  do {                                                                                             \
-    std::string why;                                                                               \
-    if (!testkit::gpuAvailable(why))                                                               \
-      GTEST_SKIP() << "no GPU: " << why;                                                           \
-  } while (0)
 
 const MoeShape kSmall{2, 256, 128, 8, DType::BF16};
 

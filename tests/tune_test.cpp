@@ -105,8 +105,8 @@ std::string tempDir() {
 TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {
   const std::string root = tempDir();
   store::CubinStore store(root);
-  const std::vector<codegen::KernelSpec> specs = {
-      {codegen::KernelKind::RouteCount, kSmall, {}}, {codegen::KernelKind::Combine, kSmall, {}}};
+  const std::vector<codegen::KernelSpec> specs = {{codegen::KernelKind::RouteCount, kSmall, {}},
+                                                  {codegen::KernelKind::Combine, kSmall, {}}};
   runtime::BuildOptions no_compile;
   no_compile.no_compile = true;
   auto missed = runtime::buildKernels(specs, "sm_80", store, no_compile);
@@ -119,10 +119,8 @@ TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {
   });
   EXPECT_EQ(code, ErrorCode::CacheMiss);
   EXPECT_NE(message.find(workload::workloadId(kSmall)), std::string::npos) << message;
-  const std::string key0 =
-      runtime::entryKey(specs[0], codegen::generateSource(specs[0]), "sm_80");
-  const std::string key1 =
-      runtime::entryKey(specs[1], codegen::generateSource(specs[1]), "sm_80");
+  const std::string key0 = runtime::entryKey(specs[0], codegen::generateSource(specs[0]), "sm_80");
+  const std::string key1 = runtime::entryKey(specs[1], codegen::generateSource(specs[1]), "sm_80");
   const bool names_one = (message.find(specs[0].name()) != std::string::npos &&
                           message.find(key0) != std::string::npos) ||
                          (message.find(specs[1].name()) != std::string::npos &&

@@ -10,17 +10,29 @@ namespace moejit::settings {
 
 const std::vector<Setting> &registry() {
   static const std::vector<Setting> all = {
-      {"MOEJIT_CACHE_DIR", Type::Path, "`$XDG_CACHE_HOME/moejit`, else `~/.cache/moejit`", false,
+      {"MOEJIT_CACHE_DIR",
+       Type::Path,
+       "`$XDG_CACHE_HOME/moejit`, else `~/.cache/moejit`",
+       false,
        "root of the cubin cache and the tuning records (keys hold no paths)",
        {}},
-      {"MOEJIT_LOG_LEVEL", Type::Choice, "`warn`", false,
+      {"MOEJIT_LOG_LEVEL",
+       Type::Choice,
+       "`warn`",
+       false,
        "spdlog level; `info` logs each compile's start, end and duration",
        {"trace", "debug", "info", "warn", "error", "critical", "off"}},
-      {"MOEJIT_NO_COMPILE", Type::Bool, "`0`", false,
+      {"MOEJIT_NO_COMPILE",
+       Type::Bool,
+       "`0`",
+       false,
        "`1`: never compile; a kernel missing from the cache is an `ErrorCode::CacheMiss` "
        "naming the workload, kernel and key (proves a deployment's cache was warmed)",
        {}},
-      {"MOEJIT_TUNING", Type::Choice, "`records`", false,
+      {"MOEJIT_TUNING",
+       Type::Choice,
+       "`records`",
+       false,
        "where tile configs come from: `records` (tuning record in the cache root, then the "
        "tables shipped in `cache/`, then the heuristic), `heuristic` (heuristic only), "
        "`first-use` (like `records`, but with no record in the cache root `get()` autotunes "

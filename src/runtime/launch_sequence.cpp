@@ -76,4 +76,27 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
                 ceilDiv(shape.hidden, int64_t{vec} * kCombineThreads), p, stream);
 }
 
+llvm::Error enqueueReference(const MoeShape &shape, const LoadedKernel &reference_h,
+                             const LoadedKernel &reference_y, const MoeArgs &args, void *h_ref,
+                             void *y_ref, CUstream stream) {
+  LaunchParams p{};
+  p.x = args.x;
+  p.gate_up = args.gate_up_proj;
+  p.down = args.down_proj;
+  p.top_k_index = args.top_k_index;
+  p.top_k_weights = args.top_k_weights;
+  p.h = h_ref;
+  p.partial = y_ref;
+  p.tokens = static_cast<int32_t>(args.tokens);
+  // One warp per output element of each.
+  const int64_t warps[] = {args.tokens * shape.k * shape.intermediate, args.tokens * shape.hidden};
+  const LoadedKernel *kernels[] = {&reference_h, &reference_y};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t blocks = (warps[i] * 32 + kernels[i]->threads - 1) / kernels[i]->threads;
+    if (llvm::Error e = launch(*kernels[i], static_cast<unsigned>(blocks), 1, p, stream))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
 } // namespace moejit::runtime

@@ -29,4 +29,10 @@ llvm::Error enqueueGemm(const MoeShape &shape, codegen::KernelKind kind, const L
 llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
                            const LaunchParams &params, CUstream stream);
 
+/// The plain GPU reference (templates/moe_reference.cuh) of the call in
+/// `args`: fp32 h into `h_ref` [T*k, I], then fp32 y into `y_ref` [T, H].
+llvm::Error enqueueReference(const MoeShape &shape, const LoadedKernel &reference_h,
+                             const LoadedKernel &reference_y, const MoeArgs &args, void *h_ref,
+                             void *y_ref, CUstream stream);
+
 } // namespace moejit::runtime

@@ -53,7 +53,7 @@ ResolvedOptions resolve(const RuntimeOptions &options) {
     r.tuning = *options.tuning;
   } else {
     const std::string mode = unwrapOrThrow(settings::read("MOEJIT_TUNING"));
-    r.tuning = mode == "heuristic" ? Tuning::Heuristic
+    r.tuning = mode == "heuristic"   ? Tuning::Heuristic
                : mode == "first-use" ? Tuning::FirstUse
                                      : Tuning::Records;
   }
@@ -73,8 +73,8 @@ struct Runtime::Impl {
 
   explicit Impl(driver::Device d, const RuntimeOptions &o)
       : device(std::move(d)),
-        arch(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)),
-        store(o.cache_dir), options(resolve(o)) {
+        arch(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)), store(o.cache_dir),
+        options(resolve(o)) {
     // Settings that are only read later are validated now as well.
     unwrapOrThrow(settings::read("MOEJIT_LOG_LEVEL"));
   }

@@ -161,8 +161,7 @@ llvm::Error Tuner::buildAll() {
   combine_ = &fixed_[3];
   reference_h_ = &fixed_[4];
   reference_y_ = &fixed_[5];
-  const double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   say(fmt::format("{} GEMM1 and {} GEMM2 configs: {} built and loaded, {} failed ({:.1f} s)",
                   c1.size(), c2.size(), gemm1_.size() + gemm2_.size(), failed_, s));
   return llvm::Error::success();
@@ -270,23 +269,9 @@ llvm::Error Tuner::checkCandidates() {
   if (llvm::Error e = uploadRouting(index_, weights_, T, shape_.k, shape_.experts, 99))
     return e;
   // The plain GPU reference (fp32 math) of y for the check tokens.
-  runtime::LaunchParams p{};
-  p.x = x_.get();
-  p.gate_up = gate_up_.get();
-  p.down = down_.get();
-  p.top_k_index = static_cast<const int32_t *>(index_.get());
-  p.top_k_weights = static_cast<const float *>(weights_.get());
-  p.h = h_ref_.get();
-  p.partial = y_ref_.get();
-  p.tokens = static_cast<int32_t>(T);
-  const int64_t warps[] = {T * shape_.k * shape_.intermediate, T * shape_.hidden};
-  const LoadedKernel *kernels[] = {reference_h_, reference_y_};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t blocks = (warps[i] * 32 + kernels[i]->threads - 1) / kernels[i]->threads;
-    if (llvm::Error e =
-            runtime::launch(*kernels[i], static_cast<unsigned>(blocks), 1, p, stream_))
-      return e;
-  }
+  if (llvm::Error e = runtime::enqueueReference(shape_, *reference_h_, *reference_y_, args(T),
+                                                h_ref_.get(), y_ref_.get(), stream_))
+    return e;
   MOEJIT_CU(cuStreamSynchronize(stream_));
   auto reference = downloadAsFloat(y_ref_, DType::FP32, T * shape_.hidden);
   if (!reference)
@@ -373,8 +358,8 @@ Tuner::timeInterleaved(const std::vector<std::function<llvm::Error()>> &enqueues
       return ms.takeError();
     round_ms += *ms + 0.2; // + the flush
   }
-  const int runs = std::clamp(static_cast<int>(options_.target_ms * n / round_ms), kMinRuns,
-                              kMaxRuns);
+  const int runs =
+      std::clamp(static_cast<int>(options_.target_ms * n / round_ms), kMinRuns, kMaxRuns);
   std::vector<std::vector<EventPair>> events(n);
   for (auto &e : events)
     e.resize(runs);
@@ -447,9 +432,8 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
         const KernelKind kind = first_gemm ? KernelKind::Gemm1 : KernelKind::Gemm2;
         const runtime::LaunchParams p =
             runtime::launchParams(args(T), runtime::workspaceLayout(shape_, geo), geo);
-        auto ms = timeIt([&] {
-          return runtime::enqueueGemm(shape_, kind, c.kernel, c.tile, geo, p, stream_);
-        });
+        auto ms = timeIt(
+            [&] { return runtime::enqueueGemm(shape_, kind, c.kernel, c.tile, geo, p, stream_); });
         if (!ms)
           return ms.takeError();
         ++timed;

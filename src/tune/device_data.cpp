@@ -13,7 +13,7 @@ llvm::Expected<DeviceMemory> DeviceMemory::allocate(size_t bytes) {
   DeviceMemory m;
   MOEJIT_CU(cuMemAlloc(&m.ptr_, std::max<size_t>(bytes, 256)));
   m.bytes_ = bytes;
-  return std::move(m);
+  return m;
 }
 
 DeviceMemory &DeviceMemory::operator=(DeviceMemory &&other) noexcept {
@@ -159,21 +159,10 @@ llvm::Expected<std::vector<float>> downloadAsFloat(const DeviceMemory &memory, D
     }
     uint16_t bits;
     std::memcpy(&bits, raw.data() + 2 * i, 2);
-    out[i] = dtype == DType::BF16 ? bitsFloat(static_cast<uint32_t>(bits) << 16) : halfToFloat(bits);
+    out[i] =
+        dtype == DType::BF16 ? bitsFloat(static_cast<uint32_t>(bits) << 16) : halfToFloat(bits);
   }
   return out;
-}
-
-double relativeError(const std::vector<float> &out, const std::vector<float> &ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < out.size() && i < ref.size(); ++i) {
-    if (!std::isfinite(out[i]))
-      return INFINITY;
-    const double d = static_cast<double>(out[i]) - ref[i];
-    num += d * d;
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
 }
 
 double errorLimit(DType dtype) {

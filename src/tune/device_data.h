@@ -7,6 +7,7 @@
 
 #include <llvm/Support/Error.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -56,7 +57,17 @@ llvm::Expected<std::vector<float>> downloadAsFloat(const DeviceMemory &memory, D
                                                    int64_t count);
 
 /// ||out - ref|| / ||ref||; infinity if `out` has a non-finite value.
-double relativeError(const std::vector<float> &out, const std::vector<float> &ref);
+template <typename T> double relativeError(const std::vector<T> &out, const std::vector<T> &ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size() && i < ref.size(); ++i) {
+    if (!std::isfinite(out[i]))
+      return INFINITY;
+    const double d = static_cast<double>(out[i]) - static_cast<double>(ref[i]);
+    num += d * d;
+    den += static_cast<double>(ref[i]) * static_cast<double>(ref[i]);
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
 /// The largest relative error a correct kernel of `dtype` may show against
 /// the fp32 reference (as the tests use).
 double errorLimit(DType dtype);

@@ -8,6 +8,7 @@
 #include "driver/driver.h"
 #include "runtime/builder.h"
 #include "runtime/kernel_set.h"
+#include "runtime/launch_sequence.h"
 #include "testkit.h"
 
 #include <llvm/Support/JSON.h>
@@ -80,24 +81,14 @@ std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a, const std:
   const int64_t T = c.tokens;
   DeviceBuffer h(sizeof(float) * T * c.shape.k * c.shape.intermediate);
   DeviceBuffer y(sizeof(float) * T * c.shape.hidden);
-  runtime::LaunchParams p{};
-  p.x = a.x;
-  p.gate_up = a.gate_up_proj;
-  p.down = a.down_proj;
-  p.top_k_index = a.top_k_index;
-  p.top_k_weights = a.top_k_weights;
-  p.h = h.get();
-  p.partial = y.get();
-  p.tokens = static_cast<int32_t>(T);
-  const int64_t warps[] = {T * c.shape.k * c.shape.intermediate, T * c.shape.hidden};
-  for (int i = 0; i < 2; ++i) {
-    CUmodule module = nullptr;
-    auto k = unwrapOrThrow(runtime::loadKernel(built[i], module));
-    const int64_t blocks = (warps[i] * 32 + k.threads - 1) / k.threads;
-    throwIfError(runtime::launch(k, static_cast<unsigned>(blocks), 1, p, nullptr));
-    BENCH_CU(cuCtxSynchronize());
-    BENCH_CU(cuModuleUnload(module));
-  }
+  CUmodule modules[2] = {nullptr, nullptr};
+  auto reference_h = unwrapOrThrow(runtime::loadKernel(built[0], modules[0]));
+  auto reference_y = unwrapOrThrow(runtime::loadKernel(built[1], modules[1]));
+  throwIfError(
+      runtime::enqueueReference(c.shape, reference_h, reference_y, a, h.get(), y.get(), nullptr));
+  BENCH_CU(cuCtxSynchronize());
+  for (CUmodule m : modules)
+    BENCH_CU(cuModuleUnload(m));
   std::vector<float> out(T * c.shape.hidden);
   y.download(out.data(), out.size() * sizeof(float));
   return out;

@@ -27,8 +27,7 @@ double msSince(std::chrono::steady_clock::time_point start) {
 }
 
 /// Runs `moejit jit-probe` in a new process and reads the ms it prints.
-double probeInNewProcess(const std::string &self, const std::string &root,
-                         const MoeShape &shape) {
+double probeInNewProcess(const std::string &self, const std::string &root, const MoeShape &shape) {
   llvm::SmallString<128> out;
   llvm::sys::fs::createTemporaryFile("moejit-probe", "txt", out);
   const std::string shape_arg = shapeText(shape);
@@ -36,8 +35,7 @@ double probeInNewProcess(const std::string &self, const std::string &root,
   const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out),
                                                        llvm::None};
   std::string error;
-  const int rc =
-      llvm::sys::ExecuteAndWait(self, argv, llvm::None, redirects, 0, 0, &error);
+  const int rc = llvm::sys::ExecuteAndWait(self, argv, llvm::None, redirects, 0, 0, &error);
   auto text = llvm::MemoryBuffer::getFile(out);
   llvm::sys::fs::remove(out);
   if (rc != 0 || !text)

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "driver/driver.h"
+#include "tune/device_data.h"
 
 #include <algorithm>
 #include <cmath>
@@ -165,28 +166,12 @@ std::vector<double> referenceMoe(const MoeShape &s, int64_t tokens, const HostTe
   return y;
 }
 
+// One definition of the metric and the limits: the autotuner's.
 double relativeError(const std::vector<double> &out, const std::vector<double> &ref) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (!std::isfinite(out[i]))
-      return INFINITY;
-    num += (out[i] - ref[i]) * (out[i] - ref[i]);
-    den += ref[i] * ref[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  return tune::relativeError(out, ref);
 }
 
-double errorLimit(DType dtype) {
-  switch (dtype) {
-  case DType::BF16:
-    return 1e-2;
-  case DType::FP16:
-    return 5e-3;
-  case DType::FP32:
-    return 1e-5;
-  }
-  return 0;
-}
+double errorLimit(DType dtype) { return tune::errorLimit(dtype); }
 
 bool gpuAvailable(std::string &why) {
   auto api = driver::api();
