@@ -21,8 +21,9 @@ int tileRows(const MoeShape &shape, const GemmPlan &plan) {
   return std::max(gemmRows(shape, plan.gemm1), gemmRows(shape, plan.gemm2));
 }
 
-LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const LaunchGeometry &geo) {
-  char *ws = static_cast<char *>(a.workspace);
+namespace {
+/// The caller's pointers and T; scratch left null.
+LaunchParams inputParams(const MoeArgs &a) {
   LaunchParams p{};
   p.x = a.x;
   p.gate_up = a.gate_up_proj;
@@ -30,6 +31,14 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.top_k_index = a.top_k_index;
   p.top_k_weights = a.top_k_weights;
   p.y = a.y;
+  p.tokens = static_cast<int32_t>(a.tokens);
+  return p;
+}
+} // namespace
+
+LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const LaunchGeometry &geo) {
+  char *ws = static_cast<char *>(a.workspace);
+  LaunchParams p = inputParams(a);
   p.block_counts = reinterpret_cast<int32_t *>(ws + w.block_counts);
   p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
   p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
@@ -37,7 +46,6 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
   p.h = ws + w.h;
   p.partial = ws + w.partial;
-  p.tokens = static_cast<int32_t>(a.tokens);
   p.route_blocks = geo.route_blocks;
   p.tile_m = geo.tile_m;
   p.max_tiles = static_cast<int32_t>(geo.max_tiles);
@@ -79,15 +87,9 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 llvm::Error enqueueReference(const MoeShape &shape, const LoadedKernel &reference_h,
                              const LoadedKernel &reference_y, const MoeArgs &args, void *h_ref,
                              void *y_ref, CUstream stream) {
-  LaunchParams p{};
-  p.x = args.x;
-  p.gate_up = args.gate_up_proj;
-  p.down = args.down_proj;
-  p.top_k_index = args.top_k_index;
-  p.top_k_weights = args.top_k_weights;
+  LaunchParams p = inputParams(args);
   p.h = h_ref;
   p.partial = y_ref;
-  p.tokens = static_cast<int32_t>(args.tokens);
   // One warp per output element of each.
   const int64_t warps[] = {args.tokens * shape.k * shape.intermediate, args.tokens * shape.hidden};
   const LoadedKernel *kernels[] = {&reference_h, &reference_y};

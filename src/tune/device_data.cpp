@@ -75,25 +75,18 @@ float bitsFloat(uint32_t bits) {
   return v;
 }
 
-/// fp16 bits of a float that fp16 holds exactly as a normal number (or 0).
-uint16_t exactHalf(float v) {
-  const uint32_t b = floatBits(v);
-  const uint32_t sign = (b >> 16) & 0x8000;
-  if ((b & 0x7fffffff) == 0)
-    return static_cast<uint16_t>(sign);
-  const int exponent = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
-  return static_cast<uint16_t>(sign | (exponent << 10) | ((b >> 13) & 0x3ff));
+// fp16 through the compiler's _Float16 (GCC 12 has it on x86-64).
+uint16_t halfBits(float v) {
+  const _Float16 h = static_cast<_Float16>(v);
+  uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
-  const int exponent = (h >> 10) & 0x1f;
-  const uint32_t mantissa = h & 0x3ff;
-  if (exponent == 0x1f)
-    return bitsFloat(sign | 0x7f800000 | (mantissa << 13));
-  if (exponent == 0) // zero or subnormal: mantissa * 2^-24
-    return (sign ? -1.0f : 1.0f) * std::ldexp(static_cast<float>(mantissa), -24);
-  return bitsFloat(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+float halfToFloat(uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);
 }
 
 } // namespace
@@ -112,7 +105,7 @@ llvm::Error fillRandom(DeviceMemory &memory, DType dtype, float scale, uint32_t 
       std::memcpy(host.data() + 4 * i, &v, 4);
     else {
       const uint16_t bits =
-          dtype == DType::BF16 ? static_cast<uint16_t>(floatBits(v) >> 16) : exactHalf(v);
+          dtype == DType::BF16 ? static_cast<uint16_t>(floatBits(v) >> 16) : halfBits(v);
       std::memcpy(host.data() + 2 * i, &bits, 2);
     }
   }
