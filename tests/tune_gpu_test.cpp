@@ -82,6 +82,35 @@ TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {
   llvm::sys::fs::remove_directories(store.root());
 }
 
+TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
+  REQUIRE_GPU();
+  auto device = driver::Device::open(0);
+  ASSERT_TRUE(static_cast<bool>(device));
+  const std::string arch = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
+  const std::string root = tempDir();
+  for (DType dtype : {DType::FP16, DType::FP32}) {
+    MoeShape shape = kSmall;
+    shape.dtype = dtype;
+    store::CubinStore store(root);
+    tune::TuneOptions options;
+    options.buckets = {5};
+    auto record = tune::autotune(*device, arch, shape, store, options);
+    ASSERT_TRUE(static_cast<bool>(record))
+        << dtype_name(dtype) << ": " << errorMessage(record.takeError());
+    EXPECT_GT(record->buckets[5].ms, 0) << dtype_name(dtype);
+    ASSERT_FALSE(tune::saveRecord(root, *record));
+    RuntimeOptions options_records;
+    options_records.cache_dir = root;
+    Runtime rt(0, options_records);
+    auto set = rt.get(shape);
+    EXPECT_EQ(set->plan_source().rfind("tuning record", 0), 0u) << set->plan_source();
+    for (int64_t tokens : {20, 32})
+      EXPECT_LT(errorAgainstReference(*set, tokens, 70 + tokens), testkit::errorLimit(dtype))
+          << dtype_name(dtype) << " T=" << tokens;
+  }
+  llvm::sys::fs::remove_directories(root);
+}
+
 TEST(Autotune, FirstUseTunesSavesAndLaterRuntimesUseTheRecord) {
   REQUIRE_GPU();
   const std::string root = tempDir();

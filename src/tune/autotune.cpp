@@ -418,11 +418,13 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
         best[c.tile.bm];
   int timed = 0;
   for (auto &[bm, pair] : best) {
-    const runtime::LaunchGeometry geo = runtime::launchGeometry(shape_, T, bm);
-    if (geo.max_tiles > kMaxGridY)
-      continue;
-    // Routing for this row tile once; the GEMMs then only read it.
+    // Routing for this row tile once; the GEMMs then only read it. (fp32's
+    // SIMT kernels have their own fixed row tile whatever bm says.)
     const GemmPlan routing_plan{TileConfig{bm}, TileConfig{bm}};
+    const runtime::LaunchGeometry geo =
+        runtime::launchGeometry(shape_, T, runtime::tileRows(shape_, routing_plan));
+    if (runtime::gemmGridRows(shape_, routing_plan, geo) > kMaxGridY)
+      continue;
     if (llvm::Error e = enqueueStage(routing_plan, T, true, false, false, false))
       return e;
     for (bool first_gemm : {true, false})
