@@ -92,15 +92,20 @@ struct Runtime::Impl {
       } else {
         logger().info("no tuning record for {} on {}: tuning it now",
                       workload::canonicalText(shape), device.name);
-        tune::TuneOptions tune_options;
-        tune::TuningRecord record =
-            unwrapOrThrow(tune::autotune(device, arch, shape, store, tune_options));
-        if (llvm::Error e = tune::saveRecord(store.root(), record))
-          warnOnce("record-save:" + store.root(),
-                   fmt::format("tuning record not saved: {}", errorMessage(std::move(e))));
-        runtime::Plan plan = unwrapOrThrow(tune::planFromRecord(record, shape, arch));
-        plan.source = "autotuned";
-        return plan;
+        auto record = tune::autotune(device, arch, shape, store, tune::TuneOptions{});
+        if (record) {
+          if (llvm::Error e = tune::saveRecord(store.root(), *record))
+            warnOnce("record-save:" + store.root(),
+                     fmt::format("tuning record not saved: {}", errorMessage(std::move(e))));
+          runtime::Plan plan = unwrapOrThrow(tune::planFromRecord(*record, shape, arch));
+          plan.source = "autotuned";
+          return plan;
+        }
+        // Tuning only makes things faster: when it cannot run (e.g. the
+        // largest bucket's buffers do not fit), get() goes on without it.
+        warnOnce("first-use-failed:" + workload::workloadId(shape),
+                 fmt::format("tuning {} failed, using the tables or the heuristic: {}",
+                             workload::canonicalText(shape), errorMessage(record.takeError())));
       }
     }
     return tune::choosePlan(shape, arch, device.name, store.root());
