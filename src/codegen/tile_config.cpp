@@ -2,12 +2,16 @@
 
 #include "common/error.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace moejit::codegen {
 
 namespace {
 constexpr int kBk = 64; // elements per k step: one 128-byte row
+// Registers a wgmma thread needs beside its accumulators (ptxas asked for
+// 154 with 128 accumulators).
+constexpr int kWgmmaOverheadRegisters = 26;
 int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
 } // namespace
 
@@ -69,6 +73,11 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
       return fail("wgmma keeps 0 or 1 groups in flight, with stages >= 2 + that");
     if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
       return fail("needs more shared memory than a block can have");
+    // Each thread holds b_rows/2 fp32 accumulators plus ~26 registers of
+    // addressing; ptxas refuses kernels past 64K registers per block (e.g.
+    // bm256 with 256 B rows needs 154 at 512 threads, which get 128).
+    if (b_rows / 2 + kWgmmaOverheadRegisters > std::min(255, 65536 / threads))
+      return fail("needs more registers per thread than the block's size allows");
     return llvm::Error::success();
   }
   if (threads > 1024)
