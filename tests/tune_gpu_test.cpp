@@ -8,6 +8,7 @@
 #include "nvrtc/compile.h"
 #include "testkit.h"
 #include "tune/autotune.h"
+#include "tune/plan_lookup.h"
 #include "tune/record.h"
 #include "workload/shape.h"
 

@@ -1,5 +1,6 @@
 // Tuning records: the JSON format, files in a cache root, the shipped tables
 // and the lookup order record -> shipped table -> heuristic.
+#include "tune/plan_lookup.h"
 #include "tune/record.h"
 #include "tune/shipped_tables.h"
 #include "workload/shape.h"

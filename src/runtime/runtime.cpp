@@ -7,6 +7,7 @@
 #include "runtime/builder.h"
 #include "runtime/kernel_set.h"
 #include "tune/autotune.h"
+#include "tune/plan_lookup.h"
 #include "tune/record.h"
 #include "workload/shape.h"
 
