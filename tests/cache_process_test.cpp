@@ -10,6 +10,8 @@
 #include "store/cubin_store.h"
 #include "workload/shape.h"
 
+#include "testkit.h"
+
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 
@@ -34,21 +36,6 @@ namespace {
 const char *kShapeText = "k=2,hidden=256,intermediate=128,experts=8";
 const MoeShape kShape{2, 256, 128, 8, DType::BF16};
 const char *kArch = "sm_80";
-
-class TempDir {
-public:
-  TempDir() {
-    llvm::SmallString<128> p;
-    llvm::sys::fs::createUniqueDirectory("moejit-cache-process-test", p);
-    path = std::string(p);
-  }
-  ~TempDir() {
-    // A test may leave read-only directories behind.
-    std::system(("chmod -R u+rwX " + path + " 2>/dev/null").c_str());
-    llvm::sys::fs::remove_directories(path);
-  }
-  std::string path;
-};
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -151,7 +138,7 @@ store::VerifyReport verify(const std::string &root, bool fix = false) {
 } // namespace
 
 TEST(CacheProcesses, ConcurrentWarmsCompileEachEntryOnce) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   const std::string root = dir.path + "/cache";
   const size_t kernels = kernelCount();
   constexpr int kProcesses = 4;
@@ -186,7 +173,7 @@ TEST(CacheProcesses, ConcurrentWarmsCompileEachEntryOnce) {
 }
 
 TEST(CacheProcesses, KilledWarmsLeaveNothingHalfWritten) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   const std::string root = dir.path + "/cache";
   const size_t kernels = kernelCount();
   int killed = 0;
@@ -223,7 +210,7 @@ TEST(CacheProcesses, KilledWarmsLeaveNothingHalfWritten) {
 TEST(CacheProcesses, WarmKilledInTheMiddleOfAWriteLeavesOnlyAStaleTemporaryFile) {
   // Entries of this shape are 6K to 60K: with a 20000-byte file size limit
   // the first big one kills its warm by SIGXFSZ in the middle of writing it.
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   const std::string root = dir.path + "/cache";
   const size_t kernels = kernelCount();
   const std::string scratch = dir.path + "/cut";
@@ -265,7 +252,7 @@ TEST(CacheProcesses, WarmKilledInTheMiddleOfAWriteLeavesOnlyAStaleTemporaryFile)
 }
 
 TEST(CacheProcesses, PublishCutShortKeepsTheOldEntry) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   store::Entry old_entry;
   old_entry.cubin = std::string(1000, '\x01');
   old_entry.meta = {"moe_old", "sm_80", 1, 0, 0, 1};
@@ -294,7 +281,7 @@ TEST(CacheProcesses, PublishCutShortKeepsTheOldEntry) {
 }
 
 TEST(CacheProcesses, ReadOnlyRootIsReadByAUserWhoCannotWriteIt) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   // Nobody must reach the cache; the scratch files stay with us.
   ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
   const std::string root = dir.path + "/cache";
@@ -364,7 +351,7 @@ TEST(CacheProcesses, ReadOnlyRootIsReadByAUserWhoCannotWriteIt) {
 }
 
 TEST(CacheProcesses, PruneKeepsTheEntryAnotherProcessHolds) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   const std::string root = dir.path + "/cache";
   const std::string id(64, 'a');
   store::Entry e;
@@ -419,7 +406,7 @@ TEST(CacheProcesses, PruneKeepsTheEntryAnotherProcessHolds) {
 }
 
 TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-cache-process-test");
   const std::string root = dir.path + "/cache";
   const std::string id(64, 'b');
   store::Entry e;

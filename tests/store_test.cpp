@@ -8,6 +8,8 @@
 #include "store/file_lock.h"
 #include "workload/shape.h"
 
+#include "testkit.h"
+
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 
@@ -24,17 +26,6 @@ using namespace moejit;
 using namespace moejit::store;
 
 namespace {
-
-class TempDir {
-public:
-  TempDir() {
-    llvm::SmallString<128> p;
-    llvm::sys::fs::createUniqueDirectory("moejit-store-test", p);
-    path = std::string(p);
-  }
-  ~TempDir() { llvm::sys::fs::remove_directories(path); }
-  std::string path;
-};
 
 Entry sampleEntry() {
   Entry e;
@@ -101,7 +92,7 @@ TEST(Store, EncodeDecodeRoundTrip) {
 }
 
 TEST(Store, MissThenHitAcrossInstances) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore a(dir.path);
   EXPECT_FALSE(a.load(kId, "key1"));
   EXPECT_EQ(a.misses(), 1u);
@@ -122,7 +113,7 @@ TEST(Store, MissThenHitAcrossInstances) {
 }
 
 TEST(Store, CorruptOrTruncatedEntryIsAMissAndIsReplaced) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   s.publish(kId, "k", sampleEntry());
   const std::string path = s.entryPath(kId, "k");
@@ -143,7 +134,7 @@ TEST(Store, CorruptOrTruncatedEntryIsAMissAndIsReplaced) {
 }
 
 TEST(Store, UnwritableRootFallsBackToMemory) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   const std::string root = dir.path + "/not-a-directory";
   writeFile(root, "x");
   CubinStore s(root);
@@ -184,7 +175,7 @@ TEST(Store, EntryKeyCoversArchAndConfigButNoPaths) {
 }
 
 TEST(Store, WarmedCacheIsUsedFromACopy) {
-  TempDir a, b;
+  testkit::TempDir a("moejit-store-test"), b("moejit-store-test");
   const MoeShape shape{2, 64, 32, 4, DType::BF16};
   const runtime::Plan plan = runtime::heuristicPlan(shape, "sm_80");
   const auto specs = runtime::kernelSpecs(shape, plan);
@@ -253,7 +244,7 @@ TEST(EntryKey, ChangesWithEachInputAndHoldsNoPath) {
 }
 
 TEST(Store, LeftoverTemporaryFileIsNeverLoaded) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   const std::string path = s.entryPath(kId, "k");
   const std::string good = encodeEntry(sampleEntry());
@@ -279,7 +270,7 @@ TEST(Store, LeftoverTemporaryFileIsNeverLoaded) {
 }
 
 TEST(Store, TemporaryFileOfALiveWriterIsKept) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   const std::string path = dir.path + "/v1/" + kId + "/k.cubin";
   // Published through writeFileAtomically while another "writer" holds a
   // temporary file share-locked, as writeFileAtomically does while writing.
@@ -311,7 +302,7 @@ TEST(Store, TemporaryFileOfALiveWriterIsKept) {
 }
 
 TEST(Store, LoadedAndPublishedEntriesAreLeased) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   const std::string path = s.entryPath(kId, "k");
   // flock locks belong to the open file, so a second open in this process
@@ -334,7 +325,7 @@ TEST(Store, LoadedAndPublishedEntriesAreLeased) {
 }
 
 TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   const std::string lock_path = s.lockPath(kId, "k");
   EXPECT_EQ(lock_path, dir.path + "/v1/" + kId + "/k.lock");
@@ -366,7 +357,7 @@ TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
 }
 
 TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   const std::string root = dir.path + "/not-a-directory";
   writeFile(root, "x");
   CubinStore s(root);
@@ -377,7 +368,7 @@ TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
 }
 
 TEST(Store, SecondLookTurnsTheMissIntoAHit) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore mine(dir.path), other(dir.path);
   EXPECT_FALSE(mine.load(kId, "k"));
   EXPECT_FALSE(mine.loadAgain(kId, "k"));
@@ -443,7 +434,7 @@ TEST(CacheAdmin, LruOrderAndPruneWalk) {
 }
 
 TEST(CacheAdmin, LoadMarksUseForPrune) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   for (const char *k : {"a", "b", "c"})
     s.publish(kId, k, sampleEntry());
@@ -465,7 +456,7 @@ TEST(CacheAdmin, LoadMarksUseForPrune) {
 }
 
 TEST(CacheAdmin, VerifyFindsAndFixesCorruptEntriesAndStaleLocks) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   s.publish(kId, "good", sampleEntry());
   s.publish(kId, "bad", sampleEntry());
@@ -497,7 +488,7 @@ TEST(CacheAdmin, VerifyFindsAndFixesCorruptEntriesAndStaleLocks) {
 }
 
 TEST(CacheAdmin, ScanListsEntriesAndTuningFiles) {
-  TempDir dir;
+  testkit::TempDir dir("moejit-store-test");
   auto empty = scanCache(dir.path + "/nothing-here");
   ASSERT_TRUE(static_cast<bool>(empty));
   EXPECT_TRUE(empty->files.empty());

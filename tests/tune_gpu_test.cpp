@@ -22,12 +22,6 @@ namespace {
 
 const MoeShape kSmall{2, 256, 128, 8, DType::BF16};
 
-std::string tempDir() {
-  llvm::SmallString<128> p;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moejit-tune-gpu", p));
-  return std::string(p);
-}
-
 /// Relative error of `kernels` against the fp64 reference at `tokens`.
 double errorAgainstReference(const KernelSet &kernels, int64_t tokens, uint64_t seed) {
   const MoeShape &s = kernels.shape();
@@ -56,7 +50,8 @@ TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {
   auto device = driver::Device::open(0);
   ASSERT_TRUE(static_cast<bool>(device));
   const std::string arch = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
-  store::CubinStore store(tempDir());
+  testkit::TempDir dir("moejit-tune-gpu");
+  store::CubinStore store(dir.path);
   tune::TuneOptions options;
   options.buckets = {0, 9};
   auto record = tune::autotune(*device, arch, kSmall, store, options);
@@ -80,7 +75,6 @@ TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {
   auto plan = tune::planFromRecord(*parsed, kSmall, arch);
   ASSERT_TRUE(static_cast<bool>(plan)) << errorMessage(plan.takeError());
   EXPECT_EQ(plan->buckets[9], record->buckets[9].choice);
-  llvm::sys::fs::remove_directories(store.root());
 }
 
 TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
@@ -88,7 +82,8 @@ TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
   auto device = driver::Device::open(0);
   ASSERT_TRUE(static_cast<bool>(device));
   const std::string arch = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
-  const std::string root = tempDir();
+  testkit::TempDir dir("moejit-tune-gpu");
+  const std::string root = dir.path;
   for (DType dtype : {DType::FP16, DType::FP32}) {
     MoeShape shape = kSmall;
     shape.dtype = dtype;
@@ -109,12 +104,12 @@ TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
       EXPECT_LT(errorAgainstReference(*set, tokens, 70 + tokens), testkit::errorLimit(dtype))
           << dtype_name(dtype) << " T=" << tokens;
   }
-  llvm::sys::fs::remove_directories(root);
 }
 
 TEST(Autotune, FirstUseTunesSavesAndLaterRuntimesUseTheRecord) {
   REQUIRE_GPU();
-  const std::string root = tempDir();
+  testkit::TempDir dir("moejit-tune-gpu");
+  const std::string root = dir.path;
   RuntimeOptions first;
   first.cache_dir = root;
   first.tuning = Tuning::FirstUse;
@@ -146,12 +141,12 @@ TEST(Autotune, FirstUseTunesSavesAndLaterRuntimesUseTheRecord) {
   RuntimeOptions heuristic = records;
   heuristic.tuning = Tuning::Heuristic;
   EXPECT_EQ(Runtime(0, heuristic).get(kSmall)->plan_source(), "heuristic");
-  llvm::sys::fs::remove_directories(root);
 }
 
 TEST(Runtime, NoCompileMissIsTypedAndWarmedCacheLoads) {
   REQUIRE_GPU();
-  const std::string root = tempDir();
+  testkit::TempDir dir("moejit-tune-gpu");
+  const std::string root = dir.path;
   RuntimeOptions strict;
   strict.cache_dir = root;
   strict.no_compile = true;
@@ -175,7 +170,6 @@ TEST(Runtime, NoCompileMissIsTypedAndWarmedCacheLoads) {
   strict.tuning = Tuning::Records;
   // The same slot as `warmer`: already loaded, no cache traffic at all.
   EXPECT_NO_THROW(Runtime(0, strict).get(kSmall));
-  llvm::sys::fs::remove_directories(root);
 }
 
 } // namespace

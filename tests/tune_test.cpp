@@ -8,6 +8,7 @@
 #include "workload/shape.h"
 
 #include "common/log.h"
+#include "testkit.h"
 
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
@@ -96,14 +97,9 @@ TEST(Candidates, TimingIsPrunedByRowsPerExpert) {
   EXPECT_TRUE(tune::worthTiming(TileConfig{128, 64, 3, 2, 2}, 512, "sm_80"));
 }
 
-std::string tempDir() {
-  llvm::SmallString<128> p;
-  EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("moejit-tune-test", p));
-  return std::string(p);
-}
-
 TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {
-  const std::string root = tempDir();
+  testkit::TempDir dir("moejit-tune-test");
+  const std::string root = dir.path;
   store::CubinStore store(root);
   const std::vector<codegen::KernelSpec> specs = {{codegen::KernelKind::RouteCount, kSmall, {}},
                                                   {codegen::KernelKind::Combine, kSmall, {}}};
@@ -136,11 +132,11 @@ TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {
   ASSERT_TRUE(static_cast<bool>(hit)) << errorMessage(hit.takeError());
   EXPECT_EQ(again.compiles(), 0u);
   EXPECT_EQ(again.hits(), 2u);
-  llvm::sys::fs::remove_directories(root);
 }
 
 TEST(BuildEach, FailuresAreRecordedPerSpec) {
-  store::CubinStore store(tempDir());
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
   const std::vector<codegen::KernelSpec> specs = {
       {codegen::KernelKind::RouteCount, kSmall, {}},
       {codegen::KernelKind::Gemm1, kSmall, TileConfig{64, 64, 4, 0, 0, true, 0}}};
@@ -151,7 +147,6 @@ TEST(BuildEach, FailuresAreRecordedPerSpec) {
   EXPECT_FALSE(results[1].ok());
   EXPECT_EQ(results[1].code, ErrorCode::InvalidArgument);
   EXPECT_NE(results[1].error.find("wgmma"), std::string::npos);
-  llvm::sys::fs::remove_directories(store.root());
 }
 
 /// Captures what the library logs while alive, at info level.
@@ -175,7 +170,8 @@ private:
 };
 
 TEST(Observability, CompilesLogStartEndAndDurationAndAreCounted) {
-  store::CubinStore store(tempDir());
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
   const codegen::KernelSpec spec{codegen::KernelKind::RouteScan, kSmall, {}};
   std::string text;
   {
@@ -197,7 +193,6 @@ TEST(Observability, CompilesLogStartEndAndDurationAndAreCounted) {
   }
   EXPECT_EQ(store.hits(), 1u);
   EXPECT_EQ(store.compiles(), 1u);
-  llvm::sys::fs::remove_directories(store.root());
 }
 
 TEST(Observability, AWarningIsLoggedOnce) {

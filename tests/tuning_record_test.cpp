@@ -7,6 +7,8 @@
 
 #include "common/error.h"
 
+#include "testkit.h"
+
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
@@ -26,17 +28,6 @@ namespace {
 const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
 const std::string kGpu = "NVIDIA H200";
 const std::string kArch = "sm_90a";
-
-class TempDir {
-public:
-  TempDir() {
-    llvm::SmallString<128> p;
-    llvm::sys::fs::createUniqueDirectory("moejit-tuning-test", p);
-    path = std::string(p);
-  }
-  ~TempDir() { llvm::sys::fs::remove_directories(path); }
-  std::string path;
-};
 
 void writeFile(const std::string &path, const std::string &bytes) {
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
@@ -231,7 +222,7 @@ TEST(TuningRecord, PathIsKeyedByIdGpuAndVersion) {
 }
 
 TEST(TuningRecord, SaveThenLoad) {
-  TempDir root;
+  testkit::TempDir root("moejit-tuning-test");
   const TuningRecord r = sampleRecord();
   ASSERT_FALSE(static_cast<bool>(saveRecord(root.path, r)));
   const std::string path = recordPath(root.path, r.workload_id, kGpu, version());
@@ -254,7 +245,7 @@ TEST(TuningRecord, SaveThenLoad) {
 }
 
 TEST(TuningRecord, SaveRefusesAnInvalidRecord) {
-  TempDir root;
+  testkit::TempDir root("moejit-tuning-test");
   TuningRecord r = sampleRecord();
   r.buckets.pop_back();
   llvm::Error e = saveRecord(root.path, r);
@@ -265,7 +256,7 @@ TEST(TuningRecord, SaveRefusesAnInvalidRecord) {
 
 TEST(TuningRecord, LoadIgnoresMisplacedRecords) {
   // A valid record copied under another key's path is not that key's record.
-  TempDir root;
+  testkit::TempDir root("moejit-tuning-test");
   TuningRecord r = sampleRecord();
   const std::string id = r.workload_id;
   writeFile(recordPath(root.path, id, kGpu, "9.9.9"), toJson(r));
@@ -276,7 +267,7 @@ TEST(TuningRecord, LoadIgnoresMisplacedRecords) {
 }
 
 TEST(TuningRecord, CorruptRecordFallsBack) {
-  TempDir root;
+  testkit::TempDir root("moejit-tuning-test");
   const std::string id = workload::workloadId(kSeed);
   const std::string path = recordPath(root.path, id, kGpu, version());
   const std::string good = toJson(sampleRecord());
@@ -298,7 +289,7 @@ TEST(TuningRecord, CorruptRecordFallsBack) {
 }
 
 TEST(TuningRecord, LookupOrder) {
-  TempDir root;
+  testkit::TempDir root("moejit-tuning-test");
   const TuningRecord record = sampleRecord();
   const runtime::Plan heuristic = runtime::heuristicPlan(kSeed, kArch);
   std::vector<runtime::GemmPlan> recorded;

@@ -62,34 +62,32 @@ llvm::Expected<double> EventPair::elapsed() const {
   return static_cast<double>(ms);
 }
 
-namespace {
-
-uint32_t floatBits(float v) {
-  uint32_t bits;
-  std::memcpy(&bits, &v, 4);
-  return bits;
-}
-float bitsFloat(uint32_t bits) {
-  float v;
-  std::memcpy(&v, &bits, 4);
-  return v;
-}
-
 // fp16 through the compiler's _Float16 (GCC 12 has it on x86-64).
-uint16_t halfBits(float v) {
+uint16_t floatToHalfBits(float v) {
   const _Float16 h = static_cast<_Float16>(v);
   uint16_t bits;
   std::memcpy(&bits, &h, 2);
   return bits;
 }
 
-float halfToFloat(uint16_t bits) {
+float halfBitsToFloat(uint16_t bits) {
   _Float16 h;
   std::memcpy(&h, &bits, 2);
   return static_cast<float>(h);
 }
 
-} // namespace
+uint16_t floatToBf16BitsTruncated(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+float bf16BitsToFloat(uint16_t bits) {
+  const uint32_t wide = static_cast<uint32_t>(bits) << 16;
+  float v;
+  std::memcpy(&v, &wide, 4);
+  return v;
+}
 
 llvm::Error fillRandom(DeviceMemory &memory, DType dtype, float scale, uint32_t seed) {
   const size_t elem = dtype_bytes(dtype);
@@ -104,8 +102,7 @@ llvm::Error fillRandom(DeviceMemory &memory, DType dtype, float scale, uint32_t 
     if (dtype == DType::FP32)
       std::memcpy(host.data() + 4 * i, &v, 4);
     else {
-      const uint16_t bits =
-          dtype == DType::BF16 ? static_cast<uint16_t>(floatBits(v) >> 16) : halfBits(v);
+      const uint16_t bits = dtype == DType::BF16 ? floatToBf16BitsTruncated(v) : floatToHalfBits(v);
       std::memcpy(host.data() + 2 * i, &bits, 2);
     }
   }
@@ -152,8 +149,7 @@ llvm::Expected<std::vector<float>> downloadAsFloat(const DeviceMemory &memory, D
     }
     uint16_t bits;
     std::memcpy(&bits, raw.data() + 2 * i, 2);
-    out[i] =
-        dtype == DType::BF16 ? bitsFloat(static_cast<uint32_t>(bits) << 16) : halfToFloat(bits);
+    out[i] = dtype == DType::BF16 ? bf16BitsToFloat(bits) : halfBitsToFloat(bits);
   }
   return out;
 }

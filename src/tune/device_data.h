@@ -41,6 +41,13 @@ struct EventPair {
   llvm::Expected<double> elapsed() const; ///< ms
 };
 
+/// fp16 bits of `v` rounded to nearest even, and back.
+uint16_t floatToHalfBits(float v);
+float halfBitsToFloat(uint16_t bits);
+/// bf16 bits of `v` by truncation (exact for values bf16 holds), and back.
+uint16_t floatToBf16BitsTruncated(float v);
+float bf16BitsToFloat(uint16_t bits);
+
 /// Fills `memory` with random values of `dtype` times `scale`. The values
 /// are multiples of 1/8 in [-1, 1] times a power of two near `scale`, so
 /// they are exact in bf16, fp16 and fp32 alike. A random block is repeated

@@ -4,8 +4,12 @@
 #include "driver/driver.h"
 #include "tune/device_data.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/FileSystem.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -22,25 +26,11 @@ uint16_t floatToBf16(float v) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-float bf16ToFloat(uint16_t v) {
-  uint32_t bits = static_cast<uint32_t>(v) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float bf16ToFloat(uint16_t v) { return tune::bf16BitsToFloat(v); }
 
-uint16_t floatToHalf(float v) {
-  const _Float16 h = static_cast<_Float16>(v);
-  uint16_t bits;
-  std::memcpy(&bits, &h, 2);
-  return bits;
-}
+uint16_t floatToHalf(float v) { return tune::floatToHalfBits(v); }
 
-float halfToFloat(uint16_t v) {
-  _Float16 h;
-  std::memcpy(&h, &v, 2);
-  return static_cast<float>(h);
-}
+float halfToFloat(uint16_t v) { return tune::halfBitsToFloat(v); }
 
 double HostTensor::at(size_t i) const {
   switch (dtype) {
@@ -200,6 +190,19 @@ MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const Device
   a.workspace = workspace.get();
   a.workspace_bytes = workspace.bytes();
   return a;
+}
+
+TempDir::TempDir(const std::string &prefix) {
+  llvm::SmallString<128> p;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(prefix, p))
+    throw Error(ErrorCode::Internal, "cannot create a temporary directory: " + ec.message());
+  path = std::string(p);
+}
+
+TempDir::~TempDir() {
+  // A test may leave read-only directories behind.
+  std::system(("chmod -R u+rwX '" + path + "' 2>/dev/null").c_str());
+  llvm::sys::fs::remove_directories(path);
 }
 
 void useDevice0() {

@@ -80,6 +80,17 @@ MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const Device
                 const DeviceBuffer &index, const DeviceBuffer &weights, const DeviceBuffer &y,
                 int64_t tokens, const DeviceBuffer &workspace);
 
+/// A fresh directory under the system's temporary folder, removed with
+/// everything in it (read-only parts too) when the object goes.
+class TempDir {
+public:
+  explicit TempDir(const std::string &prefix = "moejit-test");
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  std::string path;
+};
+
 /// Makes device 0's primary context current (throws if there is none).
 void useDevice0();
 
