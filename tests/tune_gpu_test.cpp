@@ -45,19 +45,23 @@ double errorAgainstReference(const KernelSet &kernels, int64_t tokens, uint64_t 
                                 testkit::referenceMoe(s, tokens, x, gu, down, routing));
 }
 
+/// Device 0 and its NVRTC target.
+std::pair<driver::Device, std::string> device0() {
+  auto d = unwrapOrThrow(driver::Device::open(0));
+  return {d, nvrtc::archForComputeCapability(d.cc_major, d.cc_minor)};
+}
+
 TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {
   REQUIRE_GPU();
-  auto device = driver::Device::open(0);
-  ASSERT_TRUE(static_cast<bool>(device));
-  const std::string arch = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
+  const auto [device, arch] = device0();
   testkit::TempDir dir("moejit-tune-gpu");
   store::CubinStore store(dir.path);
   tune::TuneOptions options;
   options.buckets = {0, 9};
-  auto record = tune::autotune(*device, arch, kSmall, store, options);
+  auto record = tune::autotune(device, arch, kSmall, store, options);
   ASSERT_TRUE(static_cast<bool>(record)) << errorMessage(record.takeError());
   EXPECT_EQ(record->workload_id, workload::workloadId(kSmall));
-  EXPECT_EQ(record->gpu, device->name);
+  EXPECT_EQ(record->gpu, device.name);
   EXPECT_EQ(record->moejit_version, version());
   ASSERT_EQ(record->buckets.size(), static_cast<size_t>(runtime::kBucketCount));
   EXPECT_GT(record->candidates, 20);
@@ -79,9 +83,7 @@ TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {
 
 TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
   REQUIRE_GPU();
-  auto device = driver::Device::open(0);
-  ASSERT_TRUE(static_cast<bool>(device));
-  const std::string arch = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
+  const auto [device, arch] = device0();
   testkit::TempDir dir("moejit-tune-gpu");
   const std::string root = dir.path;
   for (DType dtype : {DType::FP16, DType::FP32}) {
@@ -90,7 +92,7 @@ TEST(Autotune, EveryDtypeTunesToAPlanThatMatchesTheReference) {
     store::CubinStore store(root);
     tune::TuneOptions options;
     options.buckets = {5};
-    auto record = tune::autotune(*device, arch, shape, store, options);
+    auto record = tune::autotune(device, arch, shape, store, options);
     ASSERT_TRUE(static_cast<bool>(record))
         << dtype_name(dtype) << ": " << errorMessage(record.takeError());
     EXPECT_GT(record->buckets[5].ms, 0) << dtype_name(dtype);
