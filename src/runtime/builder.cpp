@@ -42,6 +42,10 @@ std::string entryKey(const KernelSpec &spec, const std::string &source, const st
 }
 
 std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
+  return kernelSpecs(shape, llvm::ArrayRef<Plan>(plan));
+}
+
+std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans) {
   std::vector<KernelSpec> specs;
   for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
                        KernelKind::Combine})
@@ -52,10 +56,11 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
                      [&](const KernelSpec &s) { return s.name() == spec.name(); }))
       specs.push_back(spec);
   };
-  for (const GemmPlan &g : plan.buckets) {
-    add(KernelKind::Gemm1, g.gemm1);
-    add(KernelKind::Gemm2, g.gemm2);
-  }
+  for (const Plan &plan : plans)
+    for (const GemmPlan &g : plan.buckets) {
+      add(KernelKind::Gemm1, g.gemm1);
+      add(KernelKind::Gemm2, g.gemm2);
+    }
   return specs;
 }
 

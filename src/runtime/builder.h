@@ -46,6 +46,8 @@ std::string keyFromInputs(const EntryKeyInputs &inputs);
 
 /// Every kernel `run` needs for this plan, each distinct config once.
 std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan);
+/// The same for several plans together (each kernel once).
+std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans);
 
 struct BuildOptions {
   /// A spec missing from the store is an ErrorCode::CacheMiss naming the

@@ -1,5 +1,7 @@
 #include "runtime/planner.h"
 
+#include "common/error.h"
+
 #include <algorithm>
 #include <bit>
 
@@ -51,6 +53,27 @@ Plan heuristicPlan(const MoeShape &shape, const std::string &arch) {
     plan.buckets.push_back(planForRows(rows, hopper));
   }
   return plan;
+}
+
+/// The tile rules a plan's configs must follow on `arch`.
+llvm::Error checkGemmPlan(const GemmPlan &g, const std::string &arch) {
+  if (llvm::Error e = codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1))
+    return e;
+  if (llvm::Error e = codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2))
+    return e;
+  for (const codegen::TileConfig &c : {g.gemm1, g.gemm2})
+    if (c.wgmma && arch != "sm_90a")
+      return makeError(ErrorCode::InvalidArgument,
+                       "tile config {} uses wgmma, which only sm_90a has (target {})", c.suffix(),
+                       arch);
+  // Routing lists tiles of the larger bm and each GEMM splits them into
+  // blocks of its own bm.
+  const int hi = std::max(g.gemm1.bm, g.gemm2.bm), lo = std::min(g.gemm1.bm, g.gemm2.bm);
+  if (hi % lo != 0)
+    return makeError(ErrorCode::InvalidArgument,
+                     "gemm1 bm {} and gemm2 bm {}: the smaller must divide the larger", g.gemm1.bm,
+                     g.gemm2.bm);
+  return llvm::Error::success();
 }
 
 } // namespace moejit::runtime

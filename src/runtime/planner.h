@@ -30,6 +30,11 @@ struct Plan {
   std::string source = "heuristic";
 };
 
+/// The rules a GEMM pair must follow on `arch`: each config passes
+/// codegen::checkMmaConfig, wgmma only on sm_90a, and the smaller bm divides
+/// the larger. InvalidArgument naming the rule otherwise.
+llvm::Error checkGemmPlan(const GemmPlan &plan, const std::string &arch);
+
 /// Heuristic plan for target `arch` from the expected rows per expert,
 /// T*k/E, of each bucket. wgmma configs are chosen only for sm_90a.
 Plan heuristicPlan(const MoeShape &shape, const std::string &arch);

@@ -410,12 +410,19 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
     double ms = INFINITY;
     const Candidate *candidate = nullptr;
   };
+  // Row tiles that both GEMMs have a config worth timing for.
+  auto rowTiles = [&](const std::vector<Candidate> &list) {
+    std::set<int> bms;
+    for (const Candidate &c : list)
+      if (worthTiming(c.tile, rows, arch_))
+        bms.insert(c.tile.bm);
+    return bms;
+  };
+  const std::set<int> bm1 = rowTiles(gemm1_), bm2 = rowTiles(gemm2_);
   std::map<int, std::pair<Best, Best>> best; // bm -> (GEMM1, GEMM2)
-  for (const Candidate &c : gemm1_)
-    for (const Candidate &d : gemm2_)
-      if (c.tile.bm == d.tile.bm && worthTiming(c.tile, rows, arch_) &&
-          worthTiming(d.tile, rows, arch_))
-        best[c.tile.bm];
+  for (int bm : bm1)
+    if (bm2.count(bm))
+      best[bm];
   int timed = 0;
   for (auto &[bm, pair] : best) {
     // Routing for this row tile once; the GEMMs then only read it. (fp32's

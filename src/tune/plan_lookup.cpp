@@ -9,31 +9,6 @@
 
 namespace moejit::tune {
 
-namespace {
-
-/// The tile rules a plan's configs must follow on `arch`.
-llvm::Error checkGemmPlan(const runtime::GemmPlan &g, const std::string &arch) {
-  if (llvm::Error e = codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1))
-    return e;
-  if (llvm::Error e = codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2))
-    return e;
-  for (const codegen::TileConfig &c : {g.gemm1, g.gemm2})
-    if (c.wgmma && arch != "sm_90a")
-      return makeError(ErrorCode::InvalidArgument,
-                       "tile config {} uses wgmma, which only sm_90a has (target {})", c.suffix(),
-                       arch);
-  // Routing lists tiles of the larger bm and each GEMM splits them into
-  // blocks of its own bm.
-  const int hi = std::max(g.gemm1.bm, g.gemm2.bm), lo = std::min(g.gemm1.bm, g.gemm2.bm);
-  if (hi % lo != 0)
-    return makeError(ErrorCode::InvalidArgument,
-                     "gemm1 bm {} and gemm2 bm {}: the smaller must divide the larger", g.gemm1.bm,
-                     g.gemm2.bm);
-  return llvm::Error::success();
-}
-
-} // namespace
-
 llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
                                              const std::string &arch) {
   const std::string id = workload::workloadId(shape);
@@ -54,7 +29,7 @@ llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const M
     // fp32 runs one fixed SIMT tile whatever the plan says: the tile rules
     // guard kernels that fp32 never builds.
     if (shape.dtype != DType::FP32)
-      if (llvm::Error e = checkGemmPlan(g, arch))
+      if (llvm::Error e = runtime::checkGemmPlan(g, arch))
         return makeError(ErrorCode::InvalidArgument, "tuning record, bucket {}: {}", b,
                          errorMessage(std::move(e)));
     plan.buckets.push_back(g);

@@ -220,18 +220,14 @@ std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const std::string 
   return unwrapOrThrow(runtime::KernelSetImpl::load(device, c.shape, plan, std::move(built)));
 }
 
-/// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2).
-runtime::GemmPlan parsePlan(const std::string &text) {
+/// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2), for `arch`.
+runtime::GemmPlan parsePlan(const std::string &text, const std::string &arch) {
   const auto colon = text.find(':');
   if (colon == std::string::npos)
     throw Error(ErrorCode::InvalidArgument, "--config takes GEMM1:GEMM2 tile configs");
   runtime::GemmPlan g{unwrapOrThrow(codegen::parseTileConfig(text.substr(0, colon))),
                       unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)))};
-  throwIfError(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1));
-  throwIfError(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2));
-  const int lo = std::min(g.gemm1.bm, g.gemm2.bm), hi = std::max(g.gemm1.bm, g.gemm2.bm);
-  if (hi % lo != 0)
-    throw Error(ErrorCode::InvalidArgument, "the smaller bm must divide the larger");
+  throwIfError(runtime::checkGemmPlan(g, arch));
   return g;
 }
 
@@ -243,9 +239,7 @@ int runBench(Args args) {
   const std::vector<std::string> shapes = args.values("--shape");
   const std::vector<std::string> tokens = args.values("--tokens");
   const bool compare_heuristic = args.flag("--compare-heuristic");
-  std::vector<runtime::GemmPlan> plans;
-  for (const std::string &p : args.values("--config"))
-    plans.push_back(parsePlan(p));
+  const std::vector<std::string> configs = args.values("--config");
   args.finish();
   if (runs < 1)
     throw Error(ErrorCode::InvalidArgument, "--runs must be at least 1");
@@ -259,6 +253,9 @@ int runBench(Args args) {
   }
   Runtime rt(0);
   testkit::useDevice0();
+  std::vector<runtime::GemmPlan> plans;
+  for (const std::string &config : configs)
+    plans.push_back(parsePlan(config, rt.arch()));
   // --compare-heuristic: the tuned plan (records, shipped tables) and the
   // heuristic's, interleaved run by run.
   std::unique_ptr<Runtime> heuristic;

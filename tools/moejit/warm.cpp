@@ -108,12 +108,7 @@ int runWarm(Args args) {
                                            record.moejit_version));
     }
     const auto start = std::chrono::steady_clock::now();
-    std::vector<codegen::KernelSpec> specs;
-    for (const runtime::Plan &plan : plansToWarm(shape, *arch, gpu, store.root()))
-      for (const codegen::KernelSpec &spec : runtime::kernelSpecs(shape, plan))
-        if (std::none_of(specs.begin(), specs.end(),
-                         [&](const auto &s) { return s.name() == spec.name(); }))
-          specs.push_back(spec);
+    const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, *arch, gpu, store.root()));
     auto built = unwrapOrThrow(runtime::buildKernels(specs, *arch, store));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
