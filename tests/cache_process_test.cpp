@@ -8,6 +8,7 @@
 #include "store/atomic_file.h"
 #include "store/cache_admin.h"
 #include "store/cubin_store.h"
+#include "tune/record.h"
 #include "workload/shape.h"
 
 #include "testkit.h"
@@ -255,20 +256,20 @@ TEST(CacheProcesses, PublishCutShortKeepsTheOldEntry) {
   testkit::TempDir dir("moejit-cache-process-test");
   store::Entry old_entry;
   old_entry.cubin = std::string(1000, '\x01');
-  old_entry.meta = {"moe_old", "sm_80", 1, 0, 0, 1};
-  store::CubinStore(dir.path).publish("id", "k", old_entry);
+  old_entry.meta = {"", "moe_old", "sm_80", 1, 0, 0, 1};
+  const store::EntryName name{"id", "k", "moe_old", "sm_80"};
+  store::CubinStore(dir.path).publish(name, old_entry);
   const pid_t pid = ::fork();
   if (pid == 0) {
     store::Entry bigger = old_entry;
     bigger.cubin.assign(100000, '\x02');
-    bigger.meta.kernel = "moe_new";
     limitFileSize(50000);
-    store::CubinStore(dir.path).publish("id", "k", bigger);
+    store::CubinStore(dir.path).publish(name, bigger);
     ::_exit(0); // not reached: SIGXFSZ
   }
   ASSERT_EQ(waitFor(pid), 128 + SIGXFSZ);
   store::CubinStore s(dir.path);
-  std::optional<store::Entry> hit = s.load("id", "k");
+  std::optional<store::Entry> hit = s.load(name);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->meta.kernel, "moe_old");
   EXPECT_EQ(hit->cubin, old_entry.cubin);
@@ -356,11 +357,11 @@ TEST(CacheProcesses, PruneKeepsTheEntryAnotherProcessHolds) {
   const std::string id(64, 'a');
   store::Entry e;
   e.cubin = std::string(4096, '\x01');
-  e.meta = {"moe_test", "sm_80", 1, 0, 0, 1};
+  e.meta = {"", "moe_test", "sm_80", 1, 0, 0, 1};
   {
     store::CubinStore s(root);
     for (const char *k : {"k1", "k2", "k3"})
-      s.publish(id, k, e); // the leases end here
+      s.publish({id, k, "moe_test", "sm_80"}, e); // the leases end here
   }
   int ready[2], done[2];
   ASSERT_EQ(::pipe(ready), 0);
@@ -370,7 +371,7 @@ TEST(CacheProcesses, PruneKeepsTheEntryAnotherProcessHolds) {
     ::close(ready[0]);
     ::close(done[1]);
     store::CubinStore s(root);
-    std::optional<store::Entry> held = s.load(id, "k2");
+    std::optional<store::Entry> held = s.load({id, "k2", "moe_test", "sm_80"});
     if (!held || ::write(ready[1], "r", 1) != 1)
       ::_exit(1);
     char c;
@@ -411,18 +412,23 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   const std::string id(64, 'b');
   store::Entry e;
   e.cubin = std::string(2048, '\x02');
-  e.meta = {"moe_listed_kernel", "sm_80", 1, 0, 0, 1};
+  e.meta = {"", "moe_listed_kernel", "sm_80", 1, 0, 0, 1};
+  auto name = [&](const char *key) { return store::EntryName{id, key, "moe_listed_kernel", "sm_80"}; };
   store::CubinStore s(root);
-  s.publish(id, "good", e);
-  s.publish(id, "bad", e);
-  std::string bytes = readFile(s.entryPath(id, "bad"));
+  s.publish(name("good"), e);
+  s.publish(name("bad"), e);
+  std::string bytes = readFile(s.entryPath(name("bad")));
   bytes.resize(bytes.size() - 10);
-  std::ofstream(s.entryPath(id, "bad"), std::ios::binary | std::ios::trunc) << bytes;
-  std::ofstream(s.entryPath(id, "temp") + store::kTempMarker + "dead0001") << "partial";
-  std::ofstream(s.lockPath(id, "killed")) << "";
+  std::ofstream(s.entryPath(name("bad")), std::ios::binary | std::ios::trunc) << bytes;
+  std::ofstream(s.entryPath(name("temp")) + store::kTempMarker + "dead0001") << "partial";
+  std::ofstream(s.lockPath(name("killed"))) << "";
   std::string why;
   const std::string record = "tuning/v1/" + id + "/nvidia-h200/moejit-0.2.0.json";
-  ASSERT_TRUE(store::writeFileAtomically(root + "/" + record, "{}", why)) << why;
+  ASSERT_TRUE(testkit::writeAtomically(root + "/" + record,
+                                       tune::toJson(tune::shippedRecords().front()), why))
+      << why;
+  const std::string bad_record = "tuning/v1/" + id + "/nvidia-h200/moejit-0.0.1.json";
+  ASSERT_TRUE(testkit::writeAtomically(root + "/" + bad_record, "{}", why)) << why;
   auto cache = [&](std::vector<std::string> args, const char *name) {
     args.insert(args.begin(), "cache");
     args.insert(args.end(), {"--cache-dir", root});
@@ -444,7 +450,11 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("stale lock file v1/" + id + "/killed.lock"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("1 entries ok, 1 corrupt, 1 temporary files, 1 stale lock files"),
+  EXPECT_NE(r.out.find("bad tuning record " + bad_record + ": tuning record: \"format\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 entries ok, 1 corrupt, 1 temporary files, 1 stale lock files, 0 "
+                       "refused, 1 bad tuning records"),
             std::string::npos)
       << r.out;
 
@@ -455,9 +465,11 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
       << r.out;
   r = cache({"verify"}, "verify3");
   EXPECT_EQ(r.rc, 0) << r.out;
-  EXPECT_NE(r.out.find("1 entries ok, 0 corrupt, 0 temporary files, 0 stale lock files"),
+  EXPECT_NE(r.out.find("1 entries ok, 0 corrupt, 0 temporary files, 0 stale lock files, 0 "
+                       "refused, 0 bad tuning records"),
             std::string::npos)
       << r.out;
+  EXPECT_FALSE(llvm::sys::fs::exists(root + "/" + bad_record));
 
   r = cache({"prune", "--max-size", "1G"}, "prune");
   EXPECT_EQ(r.rc, 0) << r.err;

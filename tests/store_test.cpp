@@ -27,17 +27,21 @@ using namespace moejit::store;
 
 namespace {
 
-Entry sampleEntry() {
+/// An entry as publish() stores it under `key` (the metadata holds the key).
+Entry sampleEntry(const std::string &key = "k") {
   Entry e;
   e.cubin = std::string("\x7f"
                         "ELF",
                         4) +
             std::string(1000, '\x01');
-  e.meta = {"moe_gemm1_test", "sm_90a", 128, 0, 512, 321.5};
+  e.meta = {key, "moe_gemm1_test", "sm_90a", 128, 0, 512, 321.5};
   return e;
 }
 
 const std::string kId = "387f47d7f9f305486339f19135dd03caaef8e1c1f525b475e775a6128546d915";
+
+/// The entry `key` of the seed workload, holding sampleEntry()'s kernel.
+EntryName name(const std::string &key) { return {kId, key, "moe_gemm1_test", "sm_90a"}; }
 
 std::string readFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
@@ -62,9 +66,12 @@ template <typename T> T get(llvm::Expected<T> value, T fallback) {
   ADD_FAILURE() << errorMessage(value.takeError());
   return fallback;
 }
-Removal removal(const std::string &path) { return get(removeIfUnheld(path), Removal::Missing); }
+Removal removal(const std::string &path) {
+  return get(removeIfUnheld(testkit::folderOf(path), testkit::baseName(path)), Removal::Missing);
+}
 Acquired acquire(const std::string &path, const LockOptions &options, FileLock &out) {
-  return get(lockFile(path, options, out), Acquired::Missing);
+  return get(lockFile(testkit::folderOf(path), testkit::baseName(path), options, out),
+             Acquired::Missing);
 }
 uint64_t size(const char *text) { return get<uint64_t>(parseSize(text), ~uint64_t{0}); }
 
@@ -94,12 +101,12 @@ TEST(Store, EncodeDecodeRoundTrip) {
 TEST(Store, MissThenHitAcrossInstances) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore a(dir.path);
-  EXPECT_FALSE(a.load(kId, "key1"));
+  EXPECT_FALSE(a.load(name("key1")));
   EXPECT_EQ(a.misses(), 1u);
-  a.publish(kId, "key1", sampleEntry());
-  EXPECT_EQ(a.entryPath(kId, "key1"), dir.path + "/v1/" + kId + "/key1.cubin");
+  a.publish(name("key1"), sampleEntry());
+  EXPECT_EQ(a.entryPath(name("key1")), dir.path + "/v1/" + kId + "/key1.cubin");
   CubinStore b(dir.path); // as a new process would
-  auto hit = b.load(kId, "key1");
+  auto hit = b.load(name("key1"));
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->cubin, sampleEntry().cubin);
   EXPECT_EQ(b.hits(), 1u);
@@ -115,8 +122,8 @@ TEST(Store, MissThenHitAcrossInstances) {
 TEST(Store, CorruptOrTruncatedEntryIsAMissAndIsReplaced) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
-  s.publish(kId, "k", sampleEntry());
-  const std::string path = s.entryPath(kId, "k");
+  s.publish(name("k"), sampleEntry());
+  const std::string path = s.entryPath(name("k"));
   const std::string good = readFile(path);
   for (int variant = 0; variant < 3; ++variant) {
     std::string bad = good;
@@ -127,9 +134,9 @@ TEST(Store, CorruptOrTruncatedEntryIsAMissAndIsReplaced) {
     if (variant == 2)
       bad = "garbage"; // not an entry
     writeFile(path, bad);
-    EXPECT_FALSE(s.load(kId, "k")) << variant;
-    s.publish(kId, "k", sampleEntry());
-    EXPECT_TRUE(s.load(kId, "k")) << variant;
+    EXPECT_FALSE(s.load(name("k"))) << variant;
+    s.publish(name("k"), sampleEntry());
+    EXPECT_TRUE(s.load(name("k"))) << variant;
   }
 }
 
@@ -138,13 +145,13 @@ TEST(Store, UnwritableRootFallsBackToMemory) {
   const std::string root = dir.path + "/not-a-directory";
   writeFile(root, "x");
   CubinStore s(root);
-  s.publish(kId, "k", sampleEntry());
+  s.publish(name("k"), sampleEntry());
   EXPECT_TRUE(s.memoryOnly());
-  auto hit = s.load(kId, "k");
+  auto hit = s.load(name("k"));
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->cubin, sampleEntry().cubin);
-  s.publish(kId, "k2", sampleEntry()); // no second failure, no crash
-  EXPECT_TRUE(s.load(kId, "k2"));
+  s.publish(name("k2"), sampleEntry()); // no second failure, no crash
+  EXPECT_TRUE(s.load(name("k2")));
 }
 
 TEST(Store, DefaultRootFollowsEnvironment) {
@@ -246,14 +253,14 @@ TEST(EntryKey, ChangesWithEachInputAndHoldsNoPath) {
 TEST(Store, LeftoverTemporaryFileIsNeverLoaded) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
-  const std::string path = s.entryPath(kId, "k");
+  const std::string path = s.entryPath(name("k"));
   const std::string good = encodeEntry(sampleEntry());
   llvm::sys::fs::create_directories(dir.path + "/v1/" + kId);
   // What a writer killed midway leaves: a partial file, and even a complete
   // one killed before its rename. Neither has the entry's name.
   writeFile(path + kTempMarker + "abcd1234", good.substr(0, good.size() / 2));
   writeFile(path + kTempMarker + "efgh5678", good);
-  EXPECT_FALSE(s.load(kId, "k"));
+  EXPECT_FALSE(s.load(name("k")));
   EXPECT_EQ(s.misses(), 1u);
   auto report = verifyCache(dir.path, /*fix=*/false);
   ASSERT_TRUE(static_cast<bool>(report));
@@ -275,7 +282,7 @@ TEST(Store, TemporaryFileOfALiveWriterIsKept) {
   // Published through writeFileAtomically while another "writer" holds a
   // temporary file share-locked, as writeFileAtomically does while writing.
   std::string why;
-  ASSERT_TRUE(writeFileAtomically(path, encodeEntry(sampleEntry()), why)) << why;
+  ASSERT_TRUE(testkit::writeAtomically(path, encodeEntry(sampleEntry()), why)) << why;
   const std::string tmp = path + kTempMarker + "live0001";
   writeFile(tmp, "partial");
   FileLock writer;
@@ -304,14 +311,14 @@ TEST(Store, TemporaryFileOfALiveWriterIsKept) {
 TEST(Store, LoadedAndPublishedEntriesAreLeased) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
-  const std::string path = s.entryPath(kId, "k");
+  const std::string path = s.entryPath(name("k"));
   // flock locks belong to the open file, so a second open in this process
   // conflicts with the lease just as another process would.
-  Lease published = s.publish(kId, "k", sampleEntry());
+  Lease published = s.publish(name("k"), sampleEntry()).lease;
   ASSERT_TRUE(published);
   EXPECT_EQ(removal(path), Removal::Held);
   published.reset();
-  std::optional<Entry> hit = s.load(kId, "k");
+  std::optional<Entry> hit = s.load(name("k"));
   ASSERT_TRUE(hit);
   ASSERT_TRUE(hit->lease);
   EXPECT_EQ(removal(path), Removal::Held);
@@ -327,9 +334,9 @@ TEST(Store, LoadedAndPublishedEntriesAreLeased) {
 TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
-  const std::string lock_path = s.lockPath(kId, "k");
+  const std::string lock_path = s.lockPath(name("k"));
   EXPECT_EQ(lock_path, dir.path + "/v1/" + kId + "/k.lock");
-  FileLock first = s.lockKey(kId, "k");
+  FileLock first = s.lockKey(name("k"));
   ASSERT_TRUE(first.held());
   EXPECT_TRUE(exists(lock_path));
   FileLock probe;
@@ -342,7 +349,7 @@ TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
   std::atomic<bool> taken{false};
   FileLock second;
   std::thread waiter([&] {
-    second = s.lockKey(kId, "k");
+    second = s.lockKey(name("k"));
     taken = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -350,7 +357,7 @@ TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
   first.release();
   waiter.join();
   ASSERT_TRUE(second.held());
-  EXPECT_TRUE(namesFile(second.fd(), lock_path));
+  EXPECT_TRUE(safefs::namesFile(second.fd(), testkit::folderOf(lock_path), testkit::baseName(lock_path)));
   EXPECT_EQ(acquire(lock_path, no_wait, probe), Acquired::Busy);
   second.release();
   EXPECT_FALSE(exists(lock_path));
@@ -361,20 +368,20 @@ TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
   const std::string root = dir.path + "/not-a-directory";
   writeFile(root, "x");
   CubinStore s(root);
-  EXPECT_FALSE(s.lockKey(kId, "k").held());
-  s.publish(kId, "k", sampleEntry()); // memory-only from here on
+  EXPECT_FALSE(s.lockKey(name("k")).held());
+  s.publish(name("k"), sampleEntry()); // memory-only from here on
   EXPECT_TRUE(s.memoryOnly());
-  EXPECT_FALSE(s.lockKey(kId, "k").held());
+  EXPECT_FALSE(s.lockKey(name("k")).held());
 }
 
 TEST(Store, SecondLookTurnsTheMissIntoAHit) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore mine(dir.path), other(dir.path);
-  EXPECT_FALSE(mine.load(kId, "k"));
-  EXPECT_FALSE(mine.loadAgain(kId, "k"));
+  EXPECT_FALSE(mine.load(name("k")));
+  EXPECT_FALSE(mine.loadAgain(name("k")));
   EXPECT_EQ(mine.misses(), 1u); // one spec, one miss, however many looks
-  other.publish(kId, "k", sampleEntry());
-  EXPECT_TRUE(mine.loadAgain(kId, "k"));
+  other.publish(name("k"), sampleEntry());
+  EXPECT_TRUE(mine.loadAgain(name("k")));
   EXPECT_EQ(mine.misses(), 0u);
   EXPECT_EQ(mine.hits(), 1u);
 }
@@ -437,43 +444,43 @@ TEST(CacheAdmin, LoadMarksUseForPrune) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
   for (const char *k : {"a", "b", "c"})
-    s.publish(kId, k, sampleEntry());
-  makeOld(s.entryPath(kId, "a"), 3000);
-  makeOld(s.entryPath(kId, "b"), 2000);
-  makeOld(s.entryPath(kId, "c"), 1000);
+    s.publish(name(k), sampleEntry());
+  makeOld(s.entryPath(name("a")), 3000);
+  makeOld(s.entryPath(name("b")), 2000);
+  makeOld(s.entryPath(name("c")), 1000);
   // "a" is the oldest file but the most recently used one.
-  ASSERT_TRUE(s.load(kId, "a"));
-  const uint64_t one = encodeEntry(sampleEntry()).size();
+  ASSERT_TRUE(s.load(name("a")));
+  const uint64_t one = encodeEntry(sampleEntry("a")).size();
   auto report = pruneCache(dir.path, one);
   ASSERT_TRUE(static_cast<bool>(report));
   ASSERT_EQ(report->removed.size(), 2u);
-  EXPECT_EQ(report->removed[0].path, s.entryPath(kId, "b"));
-  EXPECT_EQ(report->removed[1].path, s.entryPath(kId, "c"));
+  EXPECT_EQ(report->removed[0].path, s.entryPath(name("b")));
+  EXPECT_EQ(report->removed[1].path, s.entryPath(name("c")));
   EXPECT_EQ(report->final_entries, 1u);
   EXPECT_EQ(report->final_bytes, one);
-  EXPECT_TRUE(exists(s.entryPath(kId, "a")));
-  EXPECT_FALSE(exists(s.lockPath(kId, "b"))); // prune's key locks leave nothing
+  EXPECT_TRUE(exists(s.entryPath(name("a"))));
+  EXPECT_FALSE(exists(s.lockPath(name("b")))); // prune's key locks leave nothing
 }
 
 TEST(CacheAdmin, VerifyFindsAndFixesCorruptEntriesAndStaleLocks) {
   testkit::TempDir dir("moejit-store-test");
   CubinStore s(dir.path);
-  s.publish(kId, "good", sampleEntry());
-  s.publish(kId, "bad", sampleEntry());
-  std::string bytes = readFile(s.entryPath(kId, "bad"));
+  s.publish(name("good"), sampleEntry());
+  s.publish(name("bad"), sampleEntry());
+  std::string bytes = readFile(s.entryPath(name("bad")));
   bytes[bytes.size() / 2] ^= 0x40;
-  writeFile(s.entryPath(kId, "bad"), bytes);
-  writeFile(s.lockPath(kId, "gone"), ""); // a compile killed with its lock
+  writeFile(s.entryPath(name("bad")), bytes);
+  writeFile(s.lockPath(name("gone")), ""); // a compile killed with its lock
   auto report = verifyCache(dir.path, /*fix=*/false);
   ASSERT_TRUE(static_cast<bool>(report));
   EXPECT_FALSE(report->ok());
   EXPECT_EQ(report->entries_ok, 1u);
   ASSERT_EQ(report->corrupt.size(), 1u);
-  EXPECT_EQ(report->corrupt[0].path, s.entryPath(kId, "bad"));
+  EXPECT_EQ(report->corrupt[0].path, s.entryPath(name("bad")));
   EXPECT_EQ(report->corrupt[0].what, "checksum mismatch");
   ASSERT_EQ(report->stale_locks.size(), 1u);
   // A lock held by a compile in progress is not stale.
-  FileLock compiling = s.lockKey(kId, "busy");
+  FileLock compiling = s.lockKey(name("busy"));
   report = verifyCache(dir.path, /*fix=*/true);
   ASSERT_TRUE(static_cast<bool>(report));
   EXPECT_TRUE(report->ok());
@@ -481,10 +488,10 @@ TEST(CacheAdmin, VerifyFindsAndFixesCorruptEntriesAndStaleLocks) {
   EXPECT_TRUE(report->corrupt[0].removed);
   ASSERT_EQ(report->stale_locks.size(), 1u);
   EXPECT_TRUE(report->stale_locks[0].removed);
-  EXPECT_FALSE(exists(s.entryPath(kId, "bad")));
-  EXPECT_FALSE(exists(s.lockPath(kId, "gone")));
-  EXPECT_TRUE(exists(s.lockPath(kId, "busy")));
-  EXPECT_TRUE(exists(s.entryPath(kId, "good")));
+  EXPECT_FALSE(exists(s.entryPath(name("bad"))));
+  EXPECT_FALSE(exists(s.lockPath(name("gone"))));
+  EXPECT_TRUE(exists(s.lockPath(name("busy"))));
+  EXPECT_TRUE(exists(s.entryPath(name("good"))));
 }
 
 TEST(CacheAdmin, ScanListsEntriesAndTuningFiles) {
@@ -493,19 +500,19 @@ TEST(CacheAdmin, ScanListsEntriesAndTuningFiles) {
   ASSERT_TRUE(static_cast<bool>(empty));
   EXPECT_TRUE(empty->files.empty());
   CubinStore s(dir.path);
-  s.publish(kId, "a", sampleEntry());
+  s.publish(name("a"), sampleEntry());
   const std::string record = dir.path + "/tuning/v1/" + kId + "/nvidia-h200/moejit-0.2.0.json";
   std::string why;
-  ASSERT_TRUE(writeFileAtomically(record, "{}", why)) << why;
+  ASSERT_TRUE(testkit::writeAtomically(record, "{}", why)) << why;
   auto scan = scanCache(dir.path);
   ASSERT_TRUE(static_cast<bool>(scan));
   ASSERT_EQ(scan->files.size(), 1u);
   EXPECT_EQ(scan->files[0].relative, "v1/" + kId + "/a.cubin");
   EXPECT_EQ(scan->files[0].workload_id, kId);
-  EXPECT_EQ(scan->entryBytes(), encodeEntry(sampleEntry()).size());
+  EXPECT_EQ(scan->entryBytes(), encodeEntry(sampleEntry("a")).size());
   ASSERT_EQ(scan->tuning.size(), 1u);
   EXPECT_EQ(scan->tuning[0].relative, "tuning/v1/" + kId + "/nvidia-h200/moejit-0.2.0.json");
-  auto meta = checkEntryFile(scan->files[0].path);
+  auto meta = checkEntryFile(dir.path, scan->files[0]);
   ASSERT_TRUE(static_cast<bool>(meta));
   EXPECT_EQ(meta->kernel, "moe_gemm1_test");
 }

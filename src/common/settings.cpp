@@ -12,10 +12,20 @@ const std::vector<Setting> &registry() {
   static const std::vector<Setting> all = {
       {"MOEJIT_CACHE_DIR",
        Type::Path,
-       "`$XDG_CACHE_HOME/moejit`, else `~/.cache/moejit`",
+       "`$XDG_CACHE_HOME/moejit`, else `~/.cache/moejit` (home from `HOME`, else the password "
+       "database; with neither, memory only)",
        false,
        "root of the cubin cache and the tuning records (keys hold no paths)",
        {}},
+      {"MOEJIT_CACHE_TRUST",
+       Type::Choice,
+       "`owner`",
+       false,
+       "`owner`: the cache root and everything under it must be owned by this user (or root) "
+       "and writable by no one else, or nothing is loaded from it nor written to it; "
+       "`shared`: the operator shares the root on purpose (owner and mode are not checked, new "
+       "files follow the umask; links and special files are still refused)",
+       {"owner", "shared"}},
       {"MOEJIT_LOG_LEVEL",
        Type::Choice,
        "`warn`",

@@ -3,13 +3,20 @@
 #include "codegen/embedded_templates.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/safe_fs.h"
 
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/raw_ostream.h>
+#include <llvm/ADT/STLExtras.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/ADT/StringExtras.h>
+#include <llvm/Support/Path.h>
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
 #include <chrono>
 #include <regex>
+#include <unistd.h>
 
 namespace moejit::nvrtc {
 
@@ -18,15 +25,49 @@ std::string archForComputeCapability(int major, int minor) {
   return major == 9 && minor == 0 ? arch + "a" : arch;
 }
 
+namespace {
+
+/// The real architectures this NVRTC compiles for (75, 80, 86, ...).
+const std::vector<int> &supportedArchs() {
+  static const std::vector<int> archs = [] {
+    int count = 0;
+    std::vector<int> out;
+    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+      out.resize(static_cast<size_t>(count));
+      if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS)
+        out.clear();
+    }
+    return out;
+  }();
+  return archs;
+}
+
+} // namespace
+
 llvm::Error checkArch(const std::string &arch) {
-  static const std::regex pattern("sm_([0-9]+)a?");
-  std::smatch m;
-  if (!std::regex_match(arch, m, pattern) || std::stoi(m[1]) < 80)
-    return makeError(ErrorCode::InvalidArgument,
-                     "unsupported target '{}': expected sm_80 or newer, like "
-                     "sm_80, sm_90a",
-                     arch);
-  return llvm::Error::success();
+  // Strict spelling: "sm_", a number without a leading zero, an optional
+  // "a" (arch-specific features, which exist from sm_90 on).
+  llvm::StringRef rest(arch);
+  bool ok = rest.consume_front("sm_");
+  const bool specific = ok && rest.consume_back("a");
+  unsigned number = 0;
+  ok = ok && !rest.empty() && rest.size() <= 4 && rest.front() != '0' &&
+       llvm::all_of(rest, [](char c) { return llvm::isDigit(c); }) &&
+       !rest.getAsInteger(10, number);
+  const std::vector<int> &known = supportedArchs();
+  ok = ok && number >= 80 && (!specific || number >= 90) &&
+       std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end();
+  if (ok)
+    return llvm::Error::success();
+  std::string allowed;
+  for (int a : known)
+    if (a >= 80)
+      allowed += fmt::format("{}sm_{}{}", allowed.empty() ? "" : ", ", a,
+                             a >= 90 ? fmt::format(", sm_{}a", a) : "");
+  return makeError(ErrorCode::InvalidArgument,
+                   "unsupported target '{}': expected one of {} (sm_80 and newer that NVRTC {} "
+                   "compiles for; the a suffix from sm_90 on)",
+                   arch, allowed, version());
 }
 
 std::string version() {
@@ -54,15 +95,44 @@ Resources parseResources(const std::string &log) {
 
 namespace {
 
-/// Writes a failed unit where the user can find it; returns the path.
+/// Failed units kept for inspection: the newest few, in a folder of this
+/// user's, so that a crash loop on a bad kernel cannot fill the disk.
+constexpr size_t kKeptSources = 32;
+
+/// Writes a failed unit to $TMPDIR/moejit-<uid>/ (made 0700, refused when
+/// it is a link or another user's), removes all but the newest
+/// kKeptSources there, and returns the path or why it could not be kept.
 std::string keepSource(const std::string &kernel_name, const std::string &source) {
-  llvm::SmallString<256> path;
-  int fd = -1;
-  if (llvm::sys::fs::createTemporaryFile("moejit-" + kernel_name, "cu", fd, path))
-    return "(could not be written)";
-  llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-  out << source;
-  return std::string(path);
+  llvm::SmallString<256> tmp;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
+  const std::string folder = fmt::format("{}/moejit-{}", tmp.str().str(), ::geteuid());
+  auto dir = safefs::openRoot(folder, safefs::Trust::Owner, /*create=*/true);
+  if (!dir)
+    return "(not kept: " + errorMessage(dir.takeError()) + ")";
+  const std::string name = fmt::format("{}-{}-{}.cu", kernel_name, ::getpid(),
+                                       std::chrono::steady_clock::now().time_since_epoch().count());
+  auto file = safefs::openFile(**dir, name, O_WRONLY | O_CREAT | O_EXCL, safefs::kAnySize);
+  if (!file)
+    return "(not kept: " + errorMessage(file.takeError()) + ")";
+  if (int errnum = safefs::writeAll((*file)->fd.get(), source))
+    return fmt::format("(not kept: {})", std::strerror(errnum));
+  if (auto listed = safefs::list(**dir)) {
+    std::vector<safefs::Listed> kept;
+    for (safefs::Listed &l : *listed)
+      if (S_ISREG(l.st.st_mode) && llvm::StringRef(l.name).endswith(".cu"))
+        kept.push_back(std::move(l));
+    std::sort(kept.begin(), kept.end(), [](const safefs::Listed &a, const safefs::Listed &b) {
+      return a.st.st_mtim.tv_sec != b.st.st_mtim.tv_sec
+                 ? a.st.st_mtim.tv_sec > b.st.st_mtim.tv_sec
+                 : a.st.st_mtim.tv_nsec > b.st.st_mtim.tv_nsec;
+    });
+    for (size_t i = kKeptSources; i < kept.size(); ++i)
+      if (kept[i].name != name)
+        ::unlinkat((*dir)->fd(), kept[i].name.c_str(), 0);
+  } else {
+    llvm::consumeError(listed.takeError());
+  }
+  return (*dir)->pathOf(name);
 }
 
 std::string programLog(nvrtcProgram program) {

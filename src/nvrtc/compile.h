@@ -26,7 +26,10 @@ struct CompiledKernel {
 /// "sm_90a" for compute capability 9.0 (wgmma and TMA need the a-suffix),
 /// "sm_XY" otherwise.
 std::string archForComputeCapability(int major, int minor);
-/// Accepts sm_80 and newer, with an optional "a" suffix.
+/// Accepts "sm_<N>" and "sm_<N>a" spelled strictly (no leading zero), with N
+/// at least 80 and among the architectures this NVRTC compiles for
+/// (nvrtcGetSupportedArchs), and the a suffix only from sm_90 on.
+/// InvalidArgument listing what is allowed otherwise.
 llvm::Error checkArch(const std::string &arch);
 
 /// "13.0": part of every cache key.
@@ -37,7 +40,7 @@ std::vector<std::string> compileOptions(const std::string &arch);
 
 /// Compiles `source` (which #includes the embedded templates). A failure is
 /// an error holding the NVRTC log, the options and the path where the source
-/// was kept for inspection.
+/// was kept for inspection ($TMPDIR/moejit-<uid>/, the newest 32 kept).
 llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std::string &source,
                                        const std::string &arch);
 

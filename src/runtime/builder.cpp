@@ -90,7 +90,8 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     const std::string id = workload::workloadId(spec.shape);
     const std::string source = codegen::generateSource(spec);
     const std::string key = entryKey(spec, source, arch);
-    if (std::optional<store::Entry> hit = store.load(id, key)) {
+    const store::EntryName name{id, key, spec.name(), arch};
+    if (std::optional<store::Entry> hit = store.load(name)) {
       r.kernel.entry = std::move(*hit);
       r.kernel.from_cache = true;
       return;
@@ -107,8 +108,8 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     // look under the lock finds what the holder published, so each entry is
     // compiled once. Held until after publish; not held at all (and not
     // needed) in a read-only root.
-    store::FileLock compile_lock = store.lockKey(id, key);
-    if (std::optional<store::Entry> hit = store.loadAgain(id, key)) {
+    store::FileLock compile_lock = store.lockKey(name);
+    if (std::optional<store::Entry> hit = store.loadAgain(name)) {
       r.kernel.entry = std::move(*hit);
       r.kernel.from_cache = true;
       return;
@@ -127,13 +128,16 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
                   compiled->resources.spill_bytes);
     store::Entry &e = r.kernel.entry;
     e.cubin = std::move(compiled->cubin);
-    e.meta = {spec.name(),
+    e.meta = {key,
+              spec.name(),
               arch,
               compiled->resources.registers,
               compiled->resources.spill_bytes,
               compiled->resources.static_shared_bytes,
               compiled->compile_ms};
-    e.lease = store.publish(id, key, e);
+    store::Published published = store.publish(name, e);
+    e.lease = std::move(published.lease);
+    r.kernel.not_saved = std::move(published.not_saved);
   };
   // NVRTC programs are independent; compile them side by side.
   llvm::ThreadPool pool(llvm::hardware_concurrency());

@@ -18,6 +18,8 @@ struct BuiltKernel {
   codegen::KernelSpec spec;
   store::Entry entry;
   bool from_cache = false;
+  /// Compiled but kept in memory only: why it could not be saved.
+  std::string not_saved;
 };
 
 /// sha256 over everything that changes the binary: the generated source

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <limits>
+#include <optional>
 
 namespace moejit::runtime {
 
@@ -87,6 +88,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
   auto set = std::shared_ptr<KernelSetImpl>(new KernelSetImpl());
   set->device_ = device;
   set->shape_ = shape;
+  set->max_tokens_ = maxTokens(shape);
   set->id_ = workload::workloadId(shape);
   set->plan_ = std::move(plan);
   for (const BuiltKernel &b : built) {
@@ -159,53 +161,78 @@ std::vector<BucketPlan> KernelSetImpl::plan() const {
   return out;
 }
 
-size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
-  if (tokens <= 0)
-    return 0;
-  const GemmPlan &g = plan_.buckets[bucketOf(tokens)];
-  return workspaceLayout(shape_, launchGeometry(shape_, tokens, tileRows(shape_, g))).total;
+int64_t maxTokens(const MoeShape &shape) { return (INT_MAX / 2) / shape.k; }
+
+llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int64_t tokens,
+                                    int64_t max_tokens) {
+  if (tokens > max_tokens)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} is more than one call supports for k = {} (at most "
+                     "{}); split the batch",
+                     tokens, shape.k, max_tokens);
+  RunLayout r;
+  r.bucket = bucketOf(tokens);
+  const GemmPlan &g = plan.buckets[r.bucket];
+  r.geometry = launchGeometry(shape, tokens, tileRows(shape, g));
+  if (gemmGridRows(shape, g, r.geometry) > kMaxGridY)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} needs more row tiles than one "
+                     "launch can hold; split the batch",
+                     tokens);
+  r.workspace = workspaceLayout(shape, r.geometry);
+  return r;
 }
 
-llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a, size_t need) const {
-  struct Pointer {
+namespace {
+
+/// The product of `factors` (each >= 0), or nullopt where it overflows.
+std::optional<uint64_t> product(std::initializer_list<int64_t> factors) {
+  uint64_t total = 1;
+  for (int64_t f : factors)
+    if (f < 0 || __builtin_mul_overflow(total, static_cast<uint64_t>(f), &total))
+      return std::nullopt;
+  return total;
+}
+
+} // namespace
+
+llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
+  const int64_t elem = dtype_bytes(shape.dtype);
+  const int64_t T = a.tokens, H = shape.hidden, I = shape.intermediate, E = shape.experts,
+                K = shape.k;
+  const struct Tensor {
     const char *name;
     const void *ptr;
     uintptr_t align;
-  } pointers[] = {{"x", a.x, 16},
-                  {"gate_up_proj", a.gate_up_proj, 16},
-                  {"down_proj", a.down_proj, 16},
-                  {"top_k_index", a.top_k_index, 4},
-                  {"top_k_weights", a.top_k_weights, 4},
-                  {"y", a.y, 16},
-                  {"workspace", a.workspace, 16}};
-  for (const Pointer &p : pointers) {
-    if (!p.ptr)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null", p.name);
-    if (reinterpret_cast<uintptr_t>(p.ptr) % p.align != 0)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is not {}-byte aligned", p.name,
-                       p.align);
+    std::optional<uint64_t> bytes;
+  } tensors[] = {{"x", a.x, 16, product({T, H, elem})},
+                 {"gate_up_proj", a.gate_up_proj, 16, product({E, 2, I, H, elem})},
+                 {"down_proj", a.down_proj, 16, product({E, H, I, elem})},
+                 {"top_k_index", a.top_k_index, 4, product({T, K, 4})},
+                 {"top_k_weights", a.top_k_weights, 4, product({T, K, 4})},
+                 {"workspace", a.workspace, 16, static_cast<uint64_t>(a.workspace_bytes)},
+                 {"y", a.y, 16, product({T, H, elem})}};
+  for (const Tensor &t : tensors) {
+    if (!t.ptr)
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null", t.name);
+    const auto at = reinterpret_cast<uintptr_t>(t.ptr);
+    if (at % t.align != 0)
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is not {}-byte aligned",
+                       t.name, t.align);
+    if (!t.bytes || *t.bytes > UINTPTR_MAX - at)
+      return makeError(ErrorCode::InvalidArgument,
+                       "moejit run: {} at {} does not fit the address space with this shape and "
+                       "tokens = {}",
+                       t.name, t.ptr, T);
   }
   // y must not overlap any input or the workspace: kernels read those while
-  // the combine writes y.
-  const int64_t elem = dtype_bytes(shape_.dtype);
-  const int64_t T = a.tokens, H = shape_.hidden, I = shape_.intermediate, E = shape_.experts,
-                K = shape_.k;
-  const struct Range {
-    const char *name;
-    const void *ptr;
-    int64_t bytes;
-  } inputs[] = {{"x", a.x, T * H * elem},
-                {"gate_up_proj", a.gate_up_proj, E * 2 * I * H * elem},
-                {"down_proj", a.down_proj, E * H * I * elem},
-                {"top_k_index", a.top_k_index, T * K * 4},
-                {"top_k_weights", a.top_k_weights, T * K * 4},
-                {"workspace", a.workspace, static_cast<int64_t>(a.workspace_bytes)}};
-  const auto *y = static_cast<const char *>(a.y);
-  const int64_t y_bytes = T * H * elem;
-  for (const Range &r : inputs) {
-    const auto *p = static_cast<const char *>(r.ptr);
-    if (y < p + r.bytes && p < y + y_bytes)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}", r.name);
+  // the combine writes y. All ends were checked not to wrap above.
+  const Tensor &y = tensors[std::size(tensors) - 1];
+  const uintptr_t y_begin = reinterpret_cast<uintptr_t>(y.ptr), y_end = y_begin + *y.bytes;
+  for (const Tensor &t : llvm::ArrayRef<Tensor>(tensors).drop_back()) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.ptr), end = begin + *t.bytes;
+    if (y_begin < end && begin < y_end)
+      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}", t.name);
   }
   if (a.workspace_bytes < need)
     return makeError(ErrorCode::WorkspaceTooSmall,
@@ -215,24 +242,25 @@ llvm::Error KernelSetImpl::checkArgs(const MoeArgs &a, size_t need) const {
   return llvm::Error::success();
 }
 
+size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
+  if (tokens <= 0)
+    return 0;
+  return unwrapOrThrow(runLayout(shape_, plan_, tokens, max_tokens_)).workspace.total;
+}
+
 llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (a.tokens < 0)
     return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is negative", a.tokens);
   if (a.tokens == 0)
     return llvm::Error::success();
-  if (a.tokens * shape_.k > INT_MAX / 2)
-    return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is too many for one call",
-                     a.tokens);
-  const int bucket = bucketOf(a.tokens);
+  auto layout = runLayout(shape_, plan_, a.tokens, max_tokens_);
+  if (!layout)
+    return layout.takeError();
+  const int bucket = layout->bucket;
   const GemmPlan &plan = plan_.buckets[bucket];
-  const LaunchGeometry geo = launchGeometry(shape_, a.tokens, tileRows(shape_, plan));
-  if (gemmGridRows(shape_, plan, geo) > kMaxGridY)
-    return makeError(ErrorCode::InvalidArgument,
-                     "moejit run: tokens = {} needs more row tiles than one "
-                     "launch can hold; split the batch",
-                     a.tokens);
-  const WorkspaceLayout w = workspaceLayout(shape_, geo);
-  if (llvm::Error e = checkArgs(a, w.total))
+  const LaunchGeometry &geo = layout->geometry;
+  const WorkspaceLayout &w = layout->workspace;
+  if (llvm::Error e = checkRunArgs(shape_, a, w.total))
     return e;
   if (llvm::Error e = device_.makeCurrent())
     return e;

@@ -29,6 +29,31 @@ struct LaunchGeometry {
 LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
 WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g);
 
+/// The largest T one run of `shape` supports: the T*k sorted rows are
+/// indexed with int32 (with headroom for tile padding).
+int64_t maxTokens(const MoeShape &shape);
+
+/// What one run of T > 0 tokens launches over.
+struct RunLayout {
+  int bucket;
+  LaunchGeometry geometry;
+  WorkspaceLayout workspace;
+};
+
+/// The layout of a run of `tokens` (> 0) under `plan`, once T is known to
+/// be at most `max_tokens` (maxTokens(shape), computed once by the caller:
+/// this is the hot path) and to fit one launch; InvalidArgument naming the
+/// limit otherwise. Nothing here can overflow.
+llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int64_t tokens,
+                                    int64_t max_tokens);
+
+/// The argument check of `run`: no null or misaligned pointer, every
+/// tensor's byte count and address range computed without overflow, y
+/// overlapping no input or the workspace, and a workspace of at least
+/// `workspace_needed` bytes. InvalidArgument or WorkspaceTooSmall naming
+/// the argument.
+llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &args, size_t workspace_needed);
+
 /// A loaded kernel and what the launch needs to know about it.
 struct LoadedKernel {
   CUfunction function = nullptr;
@@ -59,10 +84,10 @@ public:
 private:
   /// The loaded GEMM for a planned config; nullptr if load() lacks it.
   const LoadedKernel *findGemm(codegen::KernelKind kind, const codegen::TileConfig &tile) const;
-  llvm::Error checkArgs(const MoeArgs &args, size_t workspace_needed) const;
 
   driver::Device device_;
   MoeShape shape_;
+  int64_t max_tokens_ = 0; ///< maxTokens(shape_)
   std::string id_;
   Plan plan_;
   std::vector<CUmodule> modules_;

@@ -4,9 +4,6 @@
 #include "store/atomic_file.h"
 
 #include <llvm/ADT/StringExtras.h>
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/Path.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,8 +13,6 @@
 #include <unistd.h>
 
 namespace moejit::store {
-
-namespace fs = llvm::sys::fs;
 
 FileKind kindOf(llvm::StringRef name) {
   // "<key>.cubin.tmp-XXXXXXXX" ends neither in .cubin nor in .lock, but the
@@ -45,65 +40,182 @@ size_t CacheScan::count(FileKind kind) const {
 }
 
 bool VerifyReport::ok() const {
-  return std::all_of(corrupt.begin(), corrupt.end(), [](const Finding &f) { return f.removed; });
+  auto fixed = [](const std::vector<Finding> &findings) {
+    return std::all_of(findings.begin(), findings.end(),
+                       [](const Finding &f) { return f.removed; });
+  };
+  return fixed(corrupt) && fixed(refused) && fixed(records);
 }
 
 namespace {
 
-/// Fills size, times and identity from lstat; false for anything but a
-/// regular file (or a file removed since it was listed).
-bool statFile(CacheFile &f) {
-  struct stat st {};
-  if (::lstat(f.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
-    return false;
+/// How deep the walk goes under tuning/ (records sit four folders down).
+constexpr int kMaxTuningDepth = 6;
+
+std::string joinedPath(const std::vector<std::string> &folders, llvm::StringRef name) {
+  std::string out;
+  for (const std::string &f : folders)
+    out += f + "/";
+  return out + name.str();
+}
+
+void fillStat(CacheFile &f, const struct stat &st) {
   f.size = static_cast<uint64_t>(st.st_size);
   f.atime = st.st_atim.tv_sec;
   f.mtime = st.st_mtim.tv_sec;
-  f.id = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-  return true;
+  f.id = fileIdOf(st);
 }
 
-bool isDirectory(const std::string &path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+llvm::Error rootError(const std::string &root, llvm::Error e) {
+  return makeError(ErrorCode::InvalidArgument, "cache root {}: {}", root,
+                   errorMessage(std::move(e)));
 }
 
-llvm::Error listError(const std::string &path, std::error_code ec) {
-  return makeError(ErrorCode::InvalidArgument, "cannot list {}: {}", path, ec.message());
+/// The walk of one folder: regular files go to `out` (kind from `kindFor`),
+/// subfolders are entered while `depth` allows, and links, special files and
+/// folders that cannot be entered (untrusted, unreadable) go to
+/// scan.refused.
+class Walker {
+public:
+  Walker(const std::string &root, CacheScan &scan) : root_(root), scan_(scan) {}
+
+  llvm::Error walk(const safefs::Dir &dir, const std::vector<std::string> &folders, int depth,
+                   const std::function<FileKind(llvm::StringRef)> &kindFor,
+                   std::vector<CacheFile> &out) {
+    auto names = safefs::list(dir);
+    if (!names)
+      return names.takeError();
+    for (const safefs::Listed &l : *names) {
+      CacheFile f;
+      f.folders = folders;
+      f.name = l.name;
+      f.relative = joinedPath(folders, l.name);
+      f.path = root_ + "/" + f.relative;
+      f.workload_id = folders.size() == 2 && folders[0] != "tuning" ? folders[1] : "";
+      fillStat(f, l.st);
+      if (S_ISREG(l.st.st_mode)) {
+        f.kind = kindFor(l.name);
+        out.push_back(std::move(f));
+      } else if (S_ISDIR(l.st.st_mode)) {
+        if (depth == 0)
+          continue; // not the cache's; nothing here is read from it
+        auto sub = safefs::openSubdir(dir, l.name, /*create=*/false);
+        if (!sub || !*sub) {
+          f.refused = sub ? "vanished" : errorMessage(sub.takeError());
+          f.is_folder = true;
+          scan_.refused.push_back(std::move(f));
+          continue;
+        }
+        std::vector<std::string> below = folders;
+        below.push_back(l.name);
+        if (llvm::Error e = walk(**sub, below, depth - 1, kindFor, out))
+          return e;
+      } else {
+        f.refused = fmt::format("a {}: never followed or read", safefs::typeName(l.st.st_mode));
+        scan_.refused.push_back(std::move(f));
+      }
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  const std::string &root_;
+  CacheScan &scan_;
+};
+
+/// The folder of `f`, walked down from the root again (no links, trust
+/// checked): removals never trust a path that was listed earlier.
+llvm::Expected<std::optional<safefs::Dir>> folderOf(const std::string &root, const CacheFile &f) {
+  auto top = safefs::openRoot(root, safefs::cacheTrust(), /*create=*/false);
+  if (!top || !*top)
+    return top;
+  return safefs::openSubdirs(**top, f.folders, /*create=*/false);
 }
 
-std::string keyLockPath(const std::string &entry_path) {
-  llvm::StringRef p(entry_path);
-  return (p.drop_back(std::strlen(kEntrySuffix)) + kLockSuffix).str();
+/// Whether the file of the scan still has its name.
+bool stillThere(const std::string &root, const CacheFile &f) {
+  auto dir = folderOf(root, f);
+  if (!dir) {
+    llvm::consumeError(dir.takeError());
+    return false;
+  }
+  if (!*dir)
+    return false;
+  const auto st = safefs::statAt(**dir, f.name);
+  return st && fileIdOf(*st) == f.id;
+}
+
+std::string keyLockName(const CacheFile &entry) {
+  return llvm::StringRef(entry.name).drop_back(std::strlen(kEntrySuffix)).str() + kLockSuffix;
 }
 
 /// Removes an entry only when nobody compiles its key (the key lock) and
 /// nobody holds it (a lease); the key lock file goes with it. Holding the
 /// key lock also keeps a publisher from renaming a new file over the name
 /// between our check and our unlink.
-llvm::Expected<Removal> removeEntry(const CacheFile &entry, bool &lock_existed) {
-  const std::string lock_path = keyLockPath(entry.path);
-  lock_existed = fs::exists(lock_path);
+llvm::Expected<Removal> removeEntry(const std::string &root, const CacheFile &entry,
+                                    bool &lock_existed) {
+  auto dir = folderOf(root, entry);
+  if (!dir)
+    return dir.takeError();
+  if (!*dir)
+    return Removal::Missing;
+  const std::string lock_name = keyLockName(entry);
+  lock_existed = safefs::statAt(**dir, lock_name).has_value();
   FileLock key;
   LockOptions options;
   options.wait = false;
   options.remove_on_release = true;
-  auto got = lockFile(lock_path, options, key);
+  auto got = lockFile(**dir, lock_name, options, key);
   if (!got)
     return got.takeError();
   if (*got != Acquired::Yes)
     return Removal::Held;
-  return removeIfUnheld(entry.path, &entry.id);
+  return removeIfUnheld(**dir, entry.name, &entry.id);
+}
+
+/// removeIfUnheld for a file of the scan.
+llvm::Expected<Removal> removeUnheld(const std::string &root, const CacheFile &f) {
+  auto dir = folderOf(root, f);
+  if (!dir)
+    return dir.takeError();
+  if (!*dir)
+    return Removal::Missing;
+  return removeIfUnheld(**dir, f.name, &f.id);
+}
+
+/// Removes a link or special file itself (never what a link points to): no
+/// process of ours holds one, so no lock is needed.
+llvm::Expected<Removal> removeRefused(const std::string &root, const CacheFile &f) {
+  auto dir = folderOf(root, f);
+  if (!dir)
+    return dir.takeError();
+  if (!*dir)
+    return Removal::Missing;
+  const auto st = safefs::statAt(**dir, f.name);
+  if (!st || fileIdOf(*st) != f.id)
+    return Removal::Missing;
+  if (::unlinkat((*dir)->fd(), f.name.c_str(), 0) != 0)
+    return makeError(ErrorCode::InvalidArgument, "cannot remove {}: {}", f.path,
+                     std::strerror(errno));
+  return Removal::Removed;
 }
 
 /// Whether someone holds a lock on the file; nullopt when it is gone.
-std::optional<bool> isHeld(const CacheFile &f) {
+std::optional<bool> isHeld(const std::string &root, const CacheFile &f) {
+  auto dir = folderOf(root, f);
+  if (!dir) {
+    llvm::consumeError(dir.takeError());
+    return std::nullopt;
+  }
+  if (!*dir)
+    return std::nullopt;
   FileLock probe;
   LockOptions options;
   options.wait = false;
   options.create = false;
   options.expect = &f.id;
-  auto got = lockFile(f.path, options, probe);
+  auto got = lockFile(**dir, f.name, options, probe);
   if (!got) {
     llvm::consumeError(got.takeError());
     return std::nullopt;
@@ -118,75 +230,73 @@ std::optional<bool> isHeld(const CacheFile &f) {
 llvm::Expected<CacheScan> scanCache(const std::string &root) {
   CacheScan scan;
   scan.root = root;
-  if (!fs::exists(root))
+  auto top = safefs::openRoot(root, safefs::cacheTrust(), /*create=*/false);
+  if (!top)
+    return rootError(root, top.takeError());
+  if (!*top)
     return scan;
-  if (!isDirectory(root))
-    return makeError(ErrorCode::InvalidArgument, "cache root {} is not a directory", root);
-  const std::string top = "v" + std::to_string(kFormatVersion);
-  const std::string versioned = root + "/" + top;
-  std::error_code ec;
-  if (isDirectory(versioned)) {
-    for (fs::directory_iterator w(versioned, ec), end; w != end && !ec; w.increment(ec)) {
-      const std::string id = llvm::sys::path::filename(w->path()).str();
-      if (!isDirectory(w->path()))
-        continue;
-      std::error_code inner;
-      for (fs::directory_iterator it(w->path(), inner), stop; it != stop && !inner;
-           it.increment(inner)) {
-        CacheFile f;
-        f.path = it->path();
-        const std::string name = llvm::sys::path::filename(f.path).str();
-        f.relative = top + "/" + id + "/" + name;
-        f.workload_id = id;
-        f.kind = kindOf(name);
-        if (statFile(f))
-          scan.files.push_back(std::move(f));
-      }
-      if (inner)
-        return listError(w->path(), inner);
-    }
-    if (ec)
-      return listError(versioned, ec);
-  }
-  const std::string tuning = root + "/tuning";
-  if (isDirectory(tuning)) {
-    for (fs::recursive_directory_iterator it(tuning, ec), end; it != end && !ec; it.increment(ec)) {
+  Walker walker(root, scan);
+  const std::string versioned = "v" + std::to_string(kFormatVersion);
+  const std::pair<const char *, int> tops[] = {{versioned.c_str(), 1}, {"tuning", kMaxTuningDepth}};
+  for (const auto &[name, depth] : tops) {
+    auto sub = safefs::openSubdir(**top, name, /*create=*/false);
+    if (!sub) {
       CacheFile f;
-      f.path = it->path();
-      f.relative = llvm::StringRef(f.path).drop_front(root.size() + 1).str();
-      f.kind = kindOf(llvm::sys::path::filename(f.path)) == FileKind::Temp ? FileKind::Temp
-                                                                           : FileKind::Other;
-      if (statFile(f))
-        scan.tuning.push_back(std::move(f));
+      f.relative = name;
+      f.path = root + "/" + name;
+      f.refused = errorMessage(sub.takeError());
+      f.is_folder = true;
+      scan.refused.push_back(std::move(f));
+      continue;
     }
-    if (ec)
-      return listError(tuning, ec);
+    if (!*sub)
+      continue;
+    const bool tuning = std::string(name) == "tuning";
+    auto kindFor = [tuning](llvm::StringRef file) {
+      const FileKind kind = kindOf(file);
+      return tuning && kind != FileKind::Temp ? FileKind::Other : kind;
+    };
+    if (llvm::Error e = walker.walk(**sub, {name}, depth, kindFor, tuning ? scan.tuning : scan.files))
+      return e;
   }
   auto byPath = [](const CacheFile &a, const CacheFile &b) { return a.path < b.path; };
   std::sort(scan.files.begin(), scan.files.end(), byPath);
   std::sort(scan.tuning.begin(), scan.tuning.end(), byPath);
+  std::sort(scan.refused.begin(), scan.refused.end(), byPath);
   return scan;
 }
 
-llvm::Expected<EntryMeta> checkEntryFile(const std::string &path) {
+llvm::Expected<EntryMeta> checkEntryFile(const std::string &root, const CacheFile &f) {
+  auto dir = folderOf(root, f);
+  if (!dir)
+    return dir.takeError();
+  if (!*dir)
+    return makeError(ErrorCode::InvalidArgument, "{} is gone", f.path);
   // Checking is not using: O_NOATIME keeps prune's LRU order (it is refused
   // on files we do not own, then the plain open still works).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOATIME);
-  if (fd < 0 && errno == EPERM)
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return makeError(ErrorCode::InvalidArgument, "cannot open {}: {}", path, std::strerror(errno));
-  auto buffer = llvm::MemoryBuffer::getOpenFile(fd, path, /*FileSize=*/-1,
-                                                /*RequiresNullTerminator=*/false,
-                                                /*IsVolatile=*/true);
-  ::close(fd);
-  if (!buffer)
-    return makeError(ErrorCode::InvalidArgument, "cannot read {}: {}", path,
-                     buffer.getError().message());
+  auto file = safefs::openFile(**dir, f.name, O_RDONLY | O_NOATIME, kMaxEntryBytes);
+  if (!file && errno == EPERM) {
+    llvm::consumeError(file.takeError());
+    file = safefs::openFile(**dir, f.name, O_RDONLY, kMaxEntryBytes);
+  }
+  if (!file)
+    return file.takeError();
+  if (!*file)
+    return makeError(ErrorCode::InvalidArgument, "{} is gone", f.path);
+  std::string bytes;
+  if (!safefs::readAll((*file)->fd.get(), static_cast<uint64_t>((*file)->st.st_size), bytes))
+    return makeError(ErrorCode::InvalidArgument, "cannot read {}: {}", f.path,
+                     std::strerror(errno));
   std::string why;
-  std::optional<Entry> entry = decodeEntry((*buffer)->getBuffer().str(), why);
+  std::optional<Entry> entry = decodeEntry(bytes, why);
   if (!entry)
     return makeError(ErrorCode::InvalidArgument, "{}", why);
+  // The kernel and arch are only known to whoever asks for the entry; the
+  // key is known from the name.
+  const std::string key = llvm::StringRef(f.name).drop_back(std::strlen(kEntrySuffix)).str();
+  if (entry->meta.key != key)
+    return makeError(ErrorCode::InvalidArgument, "it is another entry: key is '{}', not '{}'",
+                     entry->meta.key, key);
   return entry->meta;
 }
 
@@ -262,11 +372,27 @@ std::vector<size_t> pruneOrder(const std::vector<CacheFile> &files, uint64_t max
   return removed;
 }
 
-llvm::Expected<VerifyReport> verifyCache(const std::string &root, bool fix) {
+llvm::Expected<VerifyReport> verifyCache(const std::string &root, bool fix,
+                                         const RecordCheck &check_record) {
   auto scan = scanCache(root);
   if (!scan)
     return scan.takeError();
   VerifyReport report;
+  // A removal's outcome, written into the finding.
+  auto removed = [&](Finding &finding, llvm::Expected<Removal> removal) {
+    if (!removal)
+      report.errors.push_back({finding.path, errorMessage(removal.takeError())});
+    else if (*removal == Removal::Held)
+      finding.what += " (in use by a running process: kept)";
+    else
+      finding.removed = true; // Missing: replaced or removed meanwhile, gone all the same
+  };
+  for (const CacheFile &f : scan->refused) {
+    Finding finding{f.path, f.refused};
+    if (fix && !f.is_folder)
+      removed(finding, removeRefused(root, f));
+    report.refused.push_back(std::move(finding));
+  }
   std::vector<const CacheFile *> all;
   for (const CacheFile &f : scan->files)
     all.push_back(&f);
@@ -275,50 +401,54 @@ llvm::Expected<VerifyReport> verifyCache(const std::string &root, bool fix) {
   for (const CacheFile *f : all) {
     switch (f->kind) {
     case FileKind::Entry: {
-      auto meta = checkEntryFile(f->path);
+      auto meta = checkEntryFile(root, *f);
       if (meta) {
         ++report.entries_ok;
         break;
       }
       std::string why = errorMessage(meta.takeError());
-      if (!fs::exists(f->path)) // removed by a prune meanwhile
+      if (!stillThere(root, *f)) // removed by a prune meanwhile
         break;
       Finding finding{f->path, why};
       if (fix) {
         bool lock_existed = false;
-        auto removal = removeEntry(*f, lock_existed);
-        if (!removal)
-          report.errors.push_back({f->path, errorMessage(removal.takeError())});
-        else if (*removal == Removal::Removed)
-          finding.removed = true;
-        else if (*removal == Removal::Held)
-          finding.what += " (in use by a running process: kept)";
-        else
-          finding.removed = true; // replaced by a new file meanwhile: this one is gone
+        removed(finding, removeEntry(root, *f, lock_existed));
       }
       report.corrupt.push_back(std::move(finding));
       break;
     }
     case FileKind::Temp:
     case FileKind::Lock: {
-      const std::optional<bool> held = isHeld(*f);
+      const std::optional<bool> held = isHeld(root, *f);
       if (!held) // finished or removed meanwhile
         break;
       if (*held && f->kind == FileKind::Lock) // a compile in progress: nothing to report
         break;
       Finding finding{f->path, *held ? "being written" : "stale (its writer is gone)"};
-      if (fix && !*held) {
-        auto removal = removeIfUnheld(f->path, &f->id);
-        if (!removal)
-          report.errors.push_back({f->path, errorMessage(removal.takeError())});
-        else
-          finding.removed = *removal != Removal::Held;
-      }
+      if (fix && !*held)
+        removed(finding, removeUnheld(root, *f));
       (f->kind == FileKind::Temp ? report.temps : report.stale_locks).push_back(finding);
       break;
     }
-    case FileKind::Other:
+    case FileKind::Other: {
+      if (!check_record || f->folders.empty() || f->folders[0] != "tuning")
+        break;
+      auto dir = folderOf(root, *f);
+      if (!dir) {
+        report.errors.push_back({f->path, errorMessage(dir.takeError())});
+        break;
+      }
+      if (!*dir)
+        break;
+      std::string why = check_record(**dir, f->name);
+      if (why.empty())
+        break;
+      Finding finding{f->path, why};
+      if (fix)
+        removed(finding, removeUnheld(root, *f));
+      report.records.push_back(std::move(finding));
       break;
+    }
     }
   }
   return report;
@@ -329,11 +459,13 @@ llvm::Expected<PruneReport> pruneCache(const std::string &root, uint64_t max_byt
   if (!scan)
     return scan.takeError();
   PruneReport report;
+  for (const CacheFile &f : scan->refused)
+    report.refused.push_back({f.path, f.refused});
   for (const std::vector<CacheFile> *list : {&scan->files, &scan->tuning})
     for (const CacheFile &f : *list) {
       if (f.kind != FileKind::Temp)
         continue;
-      auto removal = removeIfUnheld(f.path, &f.id);
+      auto removal = removeUnheld(root, f);
       if (!removal)
         report.errors.push_back({f.path, errorMessage(removal.takeError())});
       else if (*removal == Removal::Removed)
@@ -341,7 +473,7 @@ llvm::Expected<PruneReport> pruneCache(const std::string &root, uint64_t max_byt
     }
   pruneOrder(scan->files, max_bytes, [&](const CacheFile &f) {
     bool lock_existed = false;
-    auto removal = removeEntry(f, lock_existed);
+    auto removal = removeEntry(root, f, lock_existed);
     if (!removal) {
       report.errors.push_back({f.path, errorMessage(removal.takeError())});
       return false;
@@ -350,7 +482,8 @@ llvm::Expected<PruneReport> pruneCache(const std::string &root, uint64_t max_byt
     case Removal::Removed:
       report.removed.push_back({f.path, formatSize(f.size), true});
       if (lock_existed)
-        report.locks.push_back({keyLockPath(f.path), "stale", true});
+        report.locks.push_back({f.path.substr(0, f.path.size() - f.name.size()) + keyLockName(f),
+                                "stale", true});
       return true;
     case Removal::Held:
       report.kept.push_back({f.path, "in use by a running process"});

@@ -1,22 +1,23 @@
 #include "store/cubin_store.h"
 
+#include "common/bounded_json.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/settings.h"
 #include "store/atomic_file.h"
 #include "workload/shape.h"
 
-#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
-#include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 namespace moejit::store {
 
@@ -43,7 +44,8 @@ std::string rawSha256(const std::string &bytes) {
 }
 
 std::string metaJson(const EntryMeta &m) {
-  llvm::json::Object o{{"kernel", m.kernel},
+  llvm::json::Object o{{"key", m.key},
+                       {"kernel", m.kernel},
                        {"arch", m.arch},
                        {"registers", m.registers},
                        {"spill_bytes", m.spill_bytes},
@@ -55,15 +57,14 @@ std::string metaJson(const EntryMeta &m) {
   return os.str();
 }
 
-bool parseMeta(llvm::StringRef text, EntryMeta &m) {
-  auto value = llvm::json::parse(text);
-  if (!value) {
-    llvm::consumeError(value.takeError());
-    return false;
-  }
+/// Empty on success, else why the metadata is unusable.
+std::string parseMeta(llvm::StringRef text, EntryMeta &m) {
+  auto value = parseBoundedJson(text, {kMaxMetaBytes, kMaxMetaDepth});
+  if (!value)
+    return "metadata: " + errorMessage(value.takeError());
   const llvm::json::Object *o = value->getAsObject();
   if (!o)
-    return false;
+    return "metadata is not a JSON object";
   auto str = [&](const char *k, std::string &out) {
     auto v = o->getString(k);
     if (v)
@@ -78,8 +79,28 @@ bool parseMeta(llvm::StringRef text, EntryMeta &m) {
   };
   auto ms = o->getNumber("compile_ms");
   m.compile_ms = ms ? *ms : 0;
-  return str("kernel", m.kernel) && str("arch", m.arch) && num("registers", m.registers) &&
-         num("spill_bytes", m.spill_bytes) && num("static_shared_bytes", m.static_shared_bytes);
+  if (!str("key", m.key))
+    return "metadata has no key (written by an older moejit)";
+  if (!(str("kernel", m.kernel) && str("arch", m.arch) && num("registers", m.registers) &&
+        num("spill_bytes", m.spill_bytes) &&
+        num("static_shared_bytes", m.static_shared_bytes)))
+    return "unreadable metadata";
+  return {};
+}
+
+/// Home folder for the default root: HOME when absolute, else the password
+/// database's entry for the effective user; empty when neither has one.
+std::string homeFolder() {
+  if (const char *home = std::getenv("HOME"); home && home[0] == '/')
+    return home;
+  long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buffer(size > 0 ? static_cast<size_t>(size) : 16384);
+  struct passwd pw {};
+  struct passwd *found = nullptr;
+  if (::getpwuid_r(::geteuid(), &pw, buffer.data(), buffer.size(), &found) == 0 && found &&
+      found->pw_dir && found->pw_dir[0] == '/')
+    return found->pw_dir;
+  return {};
 }
 
 } // namespace
@@ -90,10 +111,11 @@ std::string defaultRoot() {
     return *dir;
   else if (!dir)
     llvm::consumeError(dir.takeError());
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+  // The XDG spec ignores a relative XDG_CACHE_HOME; so does HOME here.
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
     return std::string(xdg) + "/moejit";
-  const char *home = std::getenv("HOME");
-  return std::string(home && *home ? home : "/tmp") + "/.cache/moejit";
+  const std::string home = homeFolder();
+  return home.empty() ? std::string() : home + "/.cache/moejit";
 }
 
 std::string encodeEntry(const Entry &entry) {
@@ -118,7 +140,13 @@ std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
   }
   const uint64_t meta_len = getInt<uint32_t>(bytes.data() + 8);
   const uint64_t cubin_len = getInt<uint64_t>(bytes.data() + 12);
-  if (bytes.size() != kHeaderBytes + meta_len + cubin_len + kDigestBytes) {
+  if (meta_len > kMaxMetaBytes) {
+    why = fmt::format("metadata of {} bytes is over the limit of {}", meta_len, kMaxMetaBytes);
+    return std::nullopt;
+  }
+  // Checked one by one so that no sum can wrap around.
+  const uint64_t room = bytes.size() - kHeaderBytes - kDigestBytes;
+  if (meta_len > room || cubin_len != room - meta_len) {
     why = "size does not match its header (truncated?)";
     return std::nullopt;
   }
@@ -128,27 +156,52 @@ std::optional<Entry> decodeEntry(const std::string &bytes, std::string &why) {
     return std::nullopt;
   }
   Entry e;
-  if (!parseMeta(llvm::StringRef(bytes).substr(kHeaderBytes, meta_len), e.meta)) {
-    why = "unreadable metadata";
+  why = parseMeta(llvm::StringRef(bytes).substr(kHeaderBytes, meta_len), e.meta);
+  if (!why.empty())
     return std::nullopt;
-  }
   e.cubin = bytes.substr(kHeaderBytes + meta_len, cubin_len);
   return e;
 }
 
-CubinStore::CubinStore(std::string root) : root_(root.empty() ? defaultRoot() : std::move(root)) {}
-
-std::string CubinStore::entryPath(const std::string &workload_id, const std::string &key) const {
-  return fmt::format("{}/v{}/{}/{}{}", root_, kFormatVersion, workload_id, key, kEntrySuffix);
+std::string entryMismatch(const EntryMeta &meta, const EntryName &name) {
+  std::string wrong;
+  auto compare = [&](const char *field, const std::string &found, const std::string &wanted) {
+    if (found != wanted)
+      wrong +=
+          fmt::format("{}{} is '{}', not '{}'", wrong.empty() ? "" : "; ", field, found, wanted);
+  };
+  compare("key", meta.key, name.key);
+  compare("kernel", meta.kernel, name.kernel);
+  compare("arch", meta.arch, name.arch);
+  return wrong.empty() ? wrong : "it is another entry: " + wrong;
 }
 
-std::string CubinStore::lockPath(const std::string &workload_id, const std::string &key) const {
-  return fmt::format("{}/v{}/{}/{}{}", root_, kFormatVersion, workload_id, key, kLockSuffix);
+CubinStore::CubinStore(std::string root)
+    : root_(root.empty() ? defaultRoot() : std::move(root)), trust_(safefs::cacheTrust()) {
+  if (root_.empty())
+    warnOnce("no-cache-root",
+             fmt::format("no cache root: MOEJIT_CACHE_DIR, XDG_CACHE_HOME and HOME are unset and "
+                         "uid {} has no home folder in the password database; compiled kernels "
+                         "are kept in memory only (set MOEJIT_CACHE_DIR)",
+                         ::geteuid()));
+}
+
+namespace {
+std::string entryFileName(const EntryName &name) { return name.key + kEntrySuffix; }
+std::string lockFileName(const EntryName &name) { return name.key + kLockSuffix; }
+} // namespace
+
+std::string CubinStore::entryPath(const EntryName &name) const {
+  return fmt::format("{}/v{}/{}/{}", root_, kFormatVersion, name.workload_id, entryFileName(name));
+}
+
+std::string CubinStore::lockPath(const EntryName &name) const {
+  return fmt::format("{}/v{}/{}/{}", root_, kFormatVersion, name.workload_id, lockFileName(name));
 }
 
 bool CubinStore::memoryOnly() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return memory_only_;
+  return root_.empty() || unsaved_ > 0;
 }
 uint64_t CubinStore::hits() const {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -158,7 +211,6 @@ uint64_t CubinStore::misses() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return misses_;
 }
-
 uint64_t CubinStore::compiles() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return compiles_;
@@ -167,55 +219,82 @@ void CubinStore::countCompile() {
   std::lock_guard<std::mutex> lock(mutex_);
   ++compiles_;
 }
-
-namespace {
-
-/// The whole file behind `fd`; false on a read error.
-bool readAll(int fd, std::string &out) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0)
-    return false;
-  out.resize(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done); // a short read shows up as a size mismatch when decoding
-  return true;
+uint64_t CubinStore::saved() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return saved_;
+}
+uint64_t CubinStore::unsaved() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return unsaved_;
 }
 
-} // namespace
+llvm::Expected<std::optional<safefs::Dir>> CubinStore::workloadDir(const std::string &workload_id,
+                                                                   bool create) const {
+  auto root = safefs::openRoot(root_, trust_, create);
+  if (!root || !*root)
+    return root;
+  return safefs::openSubdirs(**root, {fmt::format("v{}", kFormatVersion), workload_id}, create);
+}
 
-std::optional<Entry> CubinStore::readEntry(const std::string &path, bool report_corrupt) {
+void CubinStore::warnRefused(const std::string &why) const {
+  warnOnce("refused:" + root_ + why,
+           fmt::format("cache root {}: {}; nothing is loaded from or saved there, compiled "
+                       "kernels are kept in memory only",
+                       root_, why));
+}
+
+std::optional<Entry> CubinStore::readEntry(const EntryName &name, bool report_corrupt) {
+  if (root_.empty())
+    return std::nullopt;
+  const std::string path = entryPath(name);
+  auto dir = workloadDir(name.workload_id, /*create=*/false);
+  if (!dir) {
+    const int errnum = errno;
+    const std::string why = errorMessage(dir.takeError());
+    if (errnum == 0) // a refusal: a link, a special file, an untrusted folder
+      warnRefused(why);
+    else
+      warnOnce("unreadable:" + path, fmt::format("cannot read cache entry {}: {}", path, why));
+    return std::nullopt;
+  }
+  if (!*dir)
+    return std::nullopt;
   // The shared lock is taken before reading and kept as the lease: prune
   // and verify --fix remove only files they can lock exclusively.
   FileLock lease;
   LockOptions options;
   options.exclusive = false;
   options.create = false;
-  auto got = lockFile(path, options, lease);
+  auto got = lockFile(**dir, entryFileName(name), options, lease);
   if (!got) {
+    // A link, a FIFO or an untrusted file at the entry's name: a miss; the
+    // publish after the compile renames a real entry over it.
     warnOnce("unreadable:" + path,
-             fmt::format("cannot read cache entry: {}", errorMessage(got.takeError())));
+             fmt::format("cache entry {} is not used: {}", path, errorMessage(got.takeError())));
     return std::nullopt;
   }
   if (*got != Acquired::Yes)
     return std::nullopt;
-  std::string bytes;
-  if (!readAll(lease.fd(), bytes))
-    return std::nullopt;
-  std::string why;
-  std::optional<Entry> entry = decodeEntry(bytes, why);
-  if (!entry) {
+  auto corrupt = [&](const std::string &why) -> std::optional<Entry> {
     if (report_corrupt)
       logger().warn("corrupt cache entry {} ({}): it will be rebuilt", path, why);
     return std::nullopt;
-  }
+  };
+  struct stat st {};
+  if (::fstat(lease.fd(), &st) != 0)
+    return std::nullopt;
+  if (static_cast<uint64_t>(st.st_size) > kMaxEntryBytes)
+    return corrupt(fmt::format("{} bytes, over the limit of {}", st.st_size, kMaxEntryBytes));
+  std::string bytes;
+  if (!safefs::readAll(lease.fd(), static_cast<uint64_t>(st.st_size), bytes))
+    return std::nullopt;
+  std::string why;
+  std::optional<Entry> entry = decodeEntry(bytes, why);
+  if (!entry)
+    return corrupt(why);
+  // A valid entry copied under another name must not stand in for this one.
+  if (std::string wrong = entryMismatch(entry->meta, name); !wrong.empty())
+    return corrupt(wrong);
   // Marks the entry used now for prune's LRU order, even on relatime or
   // noatime mounts; a root we do not own keeps the kernel's own atime.
   const struct timespec times[2] = {{0, UTIME_NOW}, {0, UTIME_OMIT}};
@@ -224,8 +303,8 @@ std::optional<Entry> CubinStore::readEntry(const std::string &path, bool report_
   return entry;
 }
 
-std::optional<Entry> CubinStore::load(const std::string &workload_id, const std::string &key) {
-  const std::string path = entryPath(workload_id, key);
+std::optional<Entry> CubinStore::load(const EntryName &name) {
+  const std::string path = entryPath(name);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = memory_.find(path); it != memory_.end()) {
@@ -233,16 +312,16 @@ std::optional<Entry> CubinStore::load(const std::string &workload_id, const std:
       return it->second;
     }
   }
-  std::optional<Entry> entry = readEntry(path, /*report_corrupt=*/true);
+  std::optional<Entry> entry = readEntry(name, /*report_corrupt=*/true);
   std::lock_guard<std::mutex> lock(mutex_);
   ++(entry ? hits_ : misses_);
   return entry;
 }
 
-std::optional<Entry> CubinStore::loadAgain(const std::string &workload_id, const std::string &key) {
+std::optional<Entry> CubinStore::loadAgain(const EntryName &name) {
   // The first look already reported a corrupt file; another process that
   // replaced it meanwhile makes this a hit.
-  std::optional<Entry> entry = readEntry(entryPath(workload_id, key), /*report_corrupt=*/false);
+  std::optional<Entry> entry = readEntry(name, /*report_corrupt=*/false);
   if (entry) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (misses_ > 0)
@@ -252,46 +331,70 @@ std::optional<Entry> CubinStore::loadAgain(const std::string &workload_id, const
   return entry;
 }
 
-Lease CubinStore::publish(const std::string &workload_id, const std::string &key,
-                          const Entry &entry) {
-  const std::string path = entryPath(workload_id, key);
-  bool memory_only;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    memory_only = memory_only_;
+Published CubinStore::publish(const EntryName &name, const Entry &entry) {
+  Entry stored = entry;
+  stored.meta.key = name.key;
+  stored.meta.kernel = name.kernel;
+  stored.meta.arch = name.arch;
+  stored.lease = nullptr;
+  WriteError error{"no cache root", 0};
+  if (!root_.empty()) {
+    auto dir = workloadDir(name.workload_id, /*create=*/true);
+    if (!dir) {
+      const int errnum = errno;
+      error = {errorMessage(dir.takeError()), errnum};
+    } else {
+      FileLock lease;
+      if (writeFileAtomically(**dir, entryFileName(name), encodeEntry(stored), error, &lease)) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ++saved_;
+        return {std::make_shared<const FileLock>(std::move(lease)), {}};
+      }
+    }
+    // Permission problems and refusals last; anything else (a full disk, a
+    // quota, an I/O error) may not, and the next publish tries again.
+    if (error.errnum == 0)
+      warnRefused(error.why);
+    else if (error.errnum == EACCES || error.errnum == EPERM || error.errnum == EROFS)
+      warnOnce("unwritable:" + root_,
+               fmt::format("cache root {} is not writable ({}): compiled kernels are kept in "
+                           "memory only",
+                           root_, error.why));
+    else
+      warnOnce("unsaved:" + root_,
+               fmt::format("cannot save to cache root {} ({}): compiled kernels are kept in "
+                           "memory; later compiles try the disk again",
+                           root_, error.why));
   }
-  std::string why;
-  FileLock lease;
-  if (!memory_only && writeFileAtomically(path, encodeEntry(entry), why, &lease))
-    return std::make_shared<const FileLock>(std::move(lease));
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!memory_only_) {
-    memory_only_ = true;
-    warnOnce("unwritable:" + root_, fmt::format("cache root {} is not writable ({}): compiled "
-                                                "kernels are kept in memory only",
-                                                root_, why));
-  }
-  memory_[path] = entry;
-  return nullptr;
+  ++unsaved_;
+  memory_[entryPath(name)] = std::move(stored);
+  return {nullptr, error.why};
 }
 
-FileLock CubinStore::lockKey(const std::string &workload_id, const std::string &key) {
+FileLock CubinStore::lockKey(const EntryName &name) {
   FileLock lock;
-  if (memoryOnly())
+  if (root_.empty())
     return lock;
-  const std::string path = lockPath(workload_id, key);
+  auto dir = workloadDir(name.workload_id, /*create=*/true);
+  if (!dir || !*dir) {
+    // Expected in a read-only root: the compile goes on unlocked and its
+    // result stays in memory, which publish() reports once.
+    if (!dir)
+      logger().debug("compiling without the key lock: {}", errorMessage(dir.takeError()));
+    return lock;
+  }
+  const std::string path = lockPath(name);
   LockOptions options;
   options.remove_on_release = true;
   options.wait = false;
-  auto got = lockFile(path, options, lock);
+  auto got = lockFile(**dir, lockFileName(name), options, lock);
   if (got && *got == Acquired::Busy) {
     logger().info("another process is compiling {}; waiting for it", path);
     options.wait = true;
-    got = lockFile(path, options, lock);
+    got = lockFile(**dir, lockFileName(name), options, lock);
   }
   if (!got)
-    // Expected in a read-only root: the compile goes on unlocked and its
-    // result stays in memory, which publish() reports once.
     logger().debug("compiling without the key lock: {}", errorMessage(got.takeError()));
   return lock;
 }

@@ -3,9 +3,6 @@
 #include "common/error.h"
 #include "common/log.h"
 
-#include <llvm/Support/FileSystem.h>
-#include <llvm/Support/Path.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -15,22 +12,16 @@
 
 namespace moejit::store {
 
-FileLock::FileLock(int fd, std::string remove_path)
-    : fd_(fd), remove_path_(std::move(remove_path)) {}
-
-FileLock::FileLock(FileLock &&other) noexcept
-    : fd_(other.fd_), remove_path_(std::move(other.remove_path_)) {
-  other.fd_ = -1;
-  other.remove_path_.clear();
-}
+FileLock::FileLock(int fd, std::optional<safefs::Dir> remove_in, std::string remove_name)
+    : fd_(fd), remove_in_(std::move(remove_in)), remove_name_(std::move(remove_name)) {}
 
 FileLock &FileLock::operator=(FileLock &&other) noexcept {
   if (this != &other) {
     release();
-    fd_ = other.fd_;
-    remove_path_ = std::move(other.remove_path_);
-    other.fd_ = -1;
-    other.remove_path_.clear();
+    fd_ = std::move(other.fd_);
+    remove_in_ = std::move(other.remove_in_);
+    remove_name_ = std::move(other.remove_name_);
+    other.remove_in_.reset();
   }
   return *this;
 }
@@ -38,115 +29,114 @@ FileLock &FileLock::operator=(FileLock &&other) noexcept {
 FileLock::~FileLock() { release(); }
 
 void FileLock::release() {
-  if (fd_ < 0)
+  if (!fd_.valid())
     return;
   // Unlinked while still held: a process waiting on this file sees that its
   // name is gone once it gets the lock, and locks the new file instead.
-  if (!remove_path_.empty() && namesFile(fd_, remove_path_))
-    ::unlink(remove_path_.c_str());
-  ::close(fd_);
-  fd_ = -1;
-  remove_path_.clear();
+  if (remove_in_ && safefs::namesFile(fd_.get(), *remove_in_, remove_name_))
+    ::unlinkat(remove_in_->fd(), remove_name_.c_str(), 0);
+  fd_ = safefs::Fd();
+  remove_in_.reset();
+  remove_name_.clear();
+}
+
+FileId fileIdOf(const struct stat &st) {
+  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
 }
 
 FileId fileIdOf(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0)
     return {};
-  return {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)};
-}
-
-bool namesFile(int fd, const std::string &path) {
-  struct stat by_name {};
-  if (::stat(path.c_str(), &by_name) != 0)
-    return false;
-  return fileIdOf(fd) ==
-         FileId{static_cast<uint64_t>(by_name.st_dev), static_cast<uint64_t>(by_name.st_ino)};
+  return fileIdOf(st);
 }
 
 namespace {
 
-/// Opens `path` for locking; -1 with errno set on failure.
-int openForLock(const std::string &path, bool create) {
-  if (create) {
-    // Parents may be missing on the first compile of a workload; a failure
-    // here shows up as the open's error.
-    (void)llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd >= 0)
-      return fd;
-    const int saved = errno;
-    // An existing lock file in a directory we cannot write still locks:
-    // flock needs no write access.
-    const int ro = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (ro < 0)
-      errno = saved;
+/// Opens `name` for locking.
+llvm::Expected<std::optional<safefs::OpenFile>> openForLock(const safefs::Dir &dir,
+                                                            llvm::StringRef name, bool create) {
+  if (!create)
+    return safefs::openFile(dir, name, O_RDONLY, safefs::kAnySize);
+  auto rw = safefs::openFile(dir, name, O_RDWR | O_CREAT, safefs::kAnySize);
+  if (rw)
+    return rw;
+  // An existing lock file in a folder we cannot write still locks: flock
+  // needs no write access.
+  auto ro = safefs::openFile(dir, name, O_RDONLY, safefs::kAnySize);
+  if (ro && *ro) {
+    llvm::consumeError(rw.takeError());
     return ro;
   }
-  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (!ro)
+    llvm::consumeError(ro.takeError());
+  return rw.takeError();
 }
 
 } // namespace
 
-llvm::Expected<Acquired> lockFile(const std::string &path, const LockOptions &options,
-                                  FileLock &out) {
+llvm::Expected<Acquired> lockFile(const safefs::Dir &dir, llvm::StringRef name,
+                                  const LockOptions &options, FileLock &out) {
   out = FileLock();
   // Each retry means the file was removed or replaced after we opened it,
   // which only happens when another holder finished with it; the bound is a
   // guard against a pathological loop, not a timeout.
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    const int fd = openForLock(path, options.create);
-    if (fd < 0) {
-      if (errno == ENOENT && !options.create)
-        return Acquired::Missing;
-      return makeError(ErrorCode::InvalidArgument, "cannot open {} for locking: {}", path,
-                       std::strerror(errno));
-    }
-    if (options.expect && fileIdOf(fd) != *options.expect) {
-      ::close(fd);
+    auto opened = openForLock(dir, name, options.create);
+    if (!opened)
+      return makeError(ErrorCode::InvalidArgument, "cannot lock: {}",
+                       errorMessage(opened.takeError()));
+    if (!*opened)
       return Acquired::Missing;
-    }
+    safefs::Fd fd = std::move((*opened)->fd);
+    if (options.expect && fileIdOf((*opened)->st) != *options.expect)
+      return Acquired::Missing;
     const int op = (options.exclusive ? LOCK_EX : LOCK_SH) | (options.wait ? 0 : LOCK_NB);
     int rc;
-    while ((rc = ::flock(fd, op)) != 0 && errno == EINTR) {
+    while ((rc = ::flock(fd.get(), op)) != 0 && errno == EINTR) {
     }
     if (rc != 0) {
-      const int saved = errno;
-      ::close(fd);
-      if (saved == EWOULDBLOCK)
+      if (errno == EWOULDBLOCK)
         return Acquired::Busy;
-      return makeError(ErrorCode::InvalidArgument, "cannot lock {}: {}", path,
-                       std::strerror(saved));
+      return makeError(ErrorCode::InvalidArgument, "cannot lock {}: {}", dir.pathOf(name),
+                       std::strerror(errno));
     }
-    if (namesFile(fd, path)) {
-      out = FileLock(fd, options.remove_on_release ? path : std::string());
+    if (safefs::namesFile(fd.get(), dir, name)) {
+      std::optional<safefs::Dir> remove_in;
+      if (options.remove_on_release) {
+        auto dup = dir.duplicate();
+        if (!dup)
+          return dup.takeError();
+        remove_in = std::move(*dup);
+      }
+      out = FileLock(fd.release(), std::move(remove_in), name.str());
       return Acquired::Yes;
     }
-    ::close(fd);
     if (options.expect)
       return Acquired::Missing;
-    logger().debug("{} changed while waiting for its lock; locking it again", path);
+    logger().debug("{} changed while waiting for its lock; locking it again", dir.pathOf(name));
   }
-  return makeError(ErrorCode::Internal, "{} kept changing while being locked", path);
+  return makeError(ErrorCode::Internal, "{} kept changing while being locked", dir.pathOf(name));
 }
 
-llvm::Expected<Removal> removeIfUnheld(const std::string &path, const FileId *expect) {
+llvm::Expected<Removal> removeIfUnheld(const safefs::Dir &dir, llvm::StringRef name,
+                                       const FileId *expect) {
   FileLock lock;
   LockOptions options;
   options.wait = false;
   options.create = false;
   options.expect = expect;
-  auto got = lockFile(path, options, lock);
+  auto got = lockFile(dir, name, options, lock);
   if (!got)
     return got.takeError();
   if (*got == Acquired::Busy)
     return Removal::Held;
   if (*got == Acquired::Missing)
     return Removal::Missing;
-  if (::unlink(path.c_str()) != 0) {
+  if (::unlinkat(dir.fd(), name.str().c_str(), 0) != 0) {
     if (errno == ENOENT)
       return Removal::Missing;
-    return makeError(ErrorCode::InvalidArgument, "cannot remove {}: {}", path,
+    return makeError(ErrorCode::InvalidArgument, "cannot remove {}: {}", dir.pathOf(name),
                      std::strerror(errno));
   }
   return Removal::Removed;

@@ -1,14 +1,15 @@
 #include "tune/record.h"
 
+#include "common/bounded_json.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/safe_fs.h"
 #include "store/atomic_file.h"
 #include "tune/shipped_tables.h"
 #include "workload/shape.h"
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/JSON.h>
-#include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Path.h>
 
 #include <algorithm>
@@ -211,9 +212,9 @@ std::string toJson(const TuningRecord &r) {
 }
 
 llvm::Expected<TuningRecord> parseRecord(llvm::StringRef json) {
-  auto value = llvm::json::parse(json);
+  auto value = parseBoundedJson(json, {kMaxRecordBytes, kMaxRecordDepth});
   if (!value)
-    return invalid("not JSON: " + errorMessage(value.takeError()));
+    return invalid(errorMessage(value.takeError()));
   const llvm::json::Object *o = value->getAsObject();
   if (!o)
     return invalid("not a JSON object");
@@ -289,12 +290,39 @@ llvm::Expected<TuningRecord> parseRecord(llvm::StringRef json) {
   return r;
 }
 
+namespace {
+
+/// Where a record lives under the root: its folders and its file name.
+struct RecordLocation {
+  std::vector<std::string> folders;
+  std::string file;
+};
+
+RecordLocation recordLocation(const std::string &workload_id, const std::string &gpu,
+                              const std::string &version) {
+  return {{"tuning", fmt::format("v{}", kRecordFormat), workload_id, gpuSlug(gpu)},
+          "moejit-" + version + ".json"};
+}
+
+/// The record's folder, walked down from the root without following links
+/// and checked against the trust rule (common/safe_fs.h).
+llvm::Expected<std::optional<safefs::Dir>> recordFolder(const std::string &root,
+                                                        const RecordLocation &at, bool create) {
+  auto top = safefs::openRoot(root, safefs::cacheTrust(), create);
+  if (!top || !*top)
+    return top;
+  return safefs::openSubdirs(**top, at.folders, create);
+}
+
+} // namespace
+
 std::string recordPath(const std::string &root, const std::string &workload_id,
                        const std::string &gpu, const std::string &version) {
+  const RecordLocation at = recordLocation(workload_id, gpu, version);
   llvm::SmallString<256> path(root);
-  llvm::sys::path::append(path, "tuning", fmt::format("v{}", kRecordFormat), workload_id,
-                          gpuSlug(gpu));
-  llvm::sys::path::append(path, "moejit-" + version + ".json");
+  for (const std::string &folder : at.folders)
+    llvm::sys::path::append(path, folder);
+  llvm::sys::path::append(path, at.file);
   return std::string(path);
 }
 
@@ -303,31 +331,55 @@ llvm::Error saveRecord(const std::string &root, const TuningRecord &record) {
   // Never publish a record that loadRecord would refuse.
   if (auto back = parseRecord(json); !back)
     return back.takeError();
+  const RecordLocation at =
+      recordLocation(record.workload_id, record.gpu, record.moejit_version);
   const std::string path = recordPath(root, record.workload_id, record.gpu, record.moejit_version);
-  std::string why;
-  if (!store::writeFileAtomically(path, json, why))
-    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path, why);
+  auto folder = recordFolder(root, at, /*create=*/true);
+  if (!folder)
+    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path,
+                     errorMessage(folder.takeError()));
+  store::WriteError error;
+  if (!store::writeFileAtomically(**folder, at.file, json, error))
+    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path,
+                     error.why);
   logger().info("saved tuning record {}", path);
   return llvm::Error::success();
 }
 
+llvm::Expected<std::optional<TuningRecord>> readRecordFile(const safefs::Dir &dir,
+                                                           llvm::StringRef name) {
+  auto text = safefs::readFile(dir, name, kMaxRecordBytes);
+  if (!text)
+    return text.takeError();
+  if (!*text)
+    return std::nullopt;
+  auto record = parseRecord(**text);
+  if (!record)
+    return record.takeError();
+  return std::move(*record);
+}
+
 std::optional<TuningRecord> loadRecord(const std::string &root, const std::string &workload_id,
                                        const std::string &gpu, const std::string &version) {
+  if (root.empty())
+    return std::nullopt; // a memory-only cache has no records
+  const RecordLocation at = recordLocation(workload_id, gpu, version);
   const std::string path = recordPath(root, workload_id, gpu, version);
   auto skip = [&](const std::string &why) {
     warnOnce("tuning-record:" + path, fmt::format("tuning record {} is ignored: {}", path, why));
     return std::nullopt;
   };
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    if (buffer.getError() == std::errc::no_such_file_or_directory)
-      return std::nullopt; // not tuned: the usual case
-    return skip(buffer.getError().message());
-  }
-  auto record = parseRecord((*buffer)->getBuffer());
-  if (!record)
-    return skip(errorMessage(record.takeError()));
+  auto folder = recordFolder(root, at, /*create=*/false);
+  if (!folder)
+    return skip(errorMessage(folder.takeError()));
+  if (!*folder)
+    return std::nullopt; // not tuned: the usual case
+  auto read = readRecordFile(**folder, at.file);
+  if (!read)
+    return skip(errorMessage(read.takeError()));
+  if (!*read)
+    return std::nullopt;
+  std::optional<TuningRecord> &record = *read;
   // A file copied to the wrong place must not stand in for another key.
   std::string wrong;
   auto compare = [&](const char *field, const std::string &found, const std::string &wanted) {

@@ -5,6 +5,7 @@
 // heuristic last.
 #pragma once
 
+#include "common/safe_fs.h"
 #include "moejit/moejit.hpp"
 #include "runtime/planner.h"
 
@@ -18,6 +19,10 @@
 namespace moejit::tune {
 
 inline constexpr int kRecordFormat = 1;
+/// Records are a few kilobytes and three levels deep; a file over these is
+/// refused before it is parsed.
+inline constexpr size_t kMaxRecordBytes = size_t{1} << 20;
+inline constexpr int kMaxRecordDepth = 8;
 
 struct BucketRecord {
   int bucket = 0;           ///< runtime::bucketOf
@@ -63,9 +68,14 @@ std::string recordPath(const std::string &root, const std::string &workload_id,
 /// writing nothing, for a record parseRecord would refuse.
 llvm::Error saveRecord(const std::string &root, const TuningRecord &record);
 /// The record of (id, gpu, version) in `root`; nullopt if there is none, or
-/// if it is unreadable, invalid or names another key (logged once per path).
+/// if it is unreadable, oversized, a link or special file, in an untrusted
+/// folder, invalid or names another key (logged once per path).
 std::optional<TuningRecord> loadRecord(const std::string &root, const std::string &workload_id,
                                        const std::string &gpu, const std::string &version);
+/// Reads and parses the record file `name` in `dir` (no link followed, no
+/// special file read, at most kMaxRecordBytes); nullopt when it is missing.
+llvm::Expected<std::optional<TuningRecord>> readRecordFile(const safefs::Dir &dir,
+                                                           llvm::StringRef name);
 /// The table shipped with moejit for (id, gpu, version), if any.
 std::optional<TuningRecord> shippedRecord(const std::string &workload_id, const std::string &gpu,
                                           const std::string &version);

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "store/cache_admin.h"
+#include "tune/record.h"
 
 #include <llvm/Support/Path.h>
 
@@ -58,7 +59,7 @@ int list(const std::string &root) {
     for (const store::CacheFile *f : files) {
       if (f->kind != store::FileKind::Entry)
         continue;
-      auto meta = store::checkEntryFile(f->path);
+      auto meta = store::checkEntryFile(root, *f);
       const std::string kernel = meta ? meta->kernel + " " + meta->arch
                                       : "(corrupt: " + errorMessage(meta.takeError()) + ")";
       const std::string name = llvm::sys::path::filename(f->path).str();
@@ -72,6 +73,8 @@ int list(const std::string &root) {
   std::printf("\ntotal: %zu entries in %zu workloads, %s (%llu bytes)\n",
               scan.count(store::FileKind::Entry), workloads, store::formatSize(total).c_str(),
               static_cast<unsigned long long>(total));
+  for (const store::CacheFile &f : scan.refused)
+    std::printf("refused %s: %s\n", f.relative.c_str(), f.refused.c_str());
   if (scan.tuning.empty()) {
     std::printf("tuning records: none\n");
     return 0;
@@ -91,18 +94,27 @@ void printFindings(const std::string &root, const char *label,
 }
 
 int verify(const std::string &root, bool fix) {
-  const store::VerifyReport report = unwrapOrThrow(store::verifyCache(root, fix));
+  auto checkRecord = [](const safefs::Dir &dir, llvm::StringRef name) -> std::string {
+    auto record = tune::readRecordFile(dir, name);
+    if (!record)
+      return errorMessage(record.takeError());
+    return {};
+  };
+  const store::VerifyReport report = unwrapOrThrow(store::verifyCache(root, fix, checkRecord));
   std::printf("cache root: %s\n", root.c_str());
+  printFindings(root, "refused", report.refused);
   printFindings(root, "corrupt entry", report.corrupt);
+  printFindings(root, "bad tuning record", report.records);
   printFindings(root, "temporary file", report.temps);
   printFindings(root, "stale lock file", report.stale_locks);
   printFindings(root, "error:", report.errors);
-  std::printf("%zu entries ok, %zu corrupt, %zu temporary files, %zu stale lock files\n",
+  std::printf("%zu entries ok, %zu corrupt, %zu temporary files, %zu stale lock files, %zu "
+              "refused, %zu bad tuning records\n",
               report.entries_ok, report.corrupt.size(), report.temps.size(),
-              report.stale_locks.size());
+              report.stale_locks.size(), report.refused.size(), report.records.size());
   if (!report.ok())
-    std::printf("corrupt entries are misses and get rebuilt; `moejit cache verify --fix` "
-                "removes them\n");
+    std::printf("corrupt entries and bad records are misses and get rebuilt, links and special "
+                "files are never followed; `moejit cache verify --fix` removes them\n");
   return report.ok() ? 0 : 1;
 }
 
@@ -112,6 +124,7 @@ int prune(const std::string &root, uint64_t max_bytes) {
   for (const store::Finding &f : report.removed)
     std::printf("removed %s (%s)\n", relative(root, f.path).c_str(), f.what.c_str());
   printFindings(root, "kept", report.kept);
+  printFindings(root, "refused (left alone)", report.refused);
   for (const store::Finding &f : report.temps)
     std::printf("removed stale temporary file %s\n", relative(root, f.path).c_str());
   for (const store::Finding &f : report.locks)
@@ -129,7 +142,10 @@ int prune(const std::string &root, uint64_t max_bytes) {
 } // namespace
 
 int runCache(Args args) {
-  const std::string root = store::CubinStore(args.value("--cache-dir").value_or("")).root();
+  const std::string root = args.value("--cache-dir").value_or(store::defaultRoot());
+  if (root.empty())
+    throw Error(ErrorCode::InvalidArgument,
+                "no cache root: no home folder; give --cache-dir or set MOEJIT_CACHE_DIR");
   const std::optional<std::string> max_size = args.value("--max-size");
   const bool fix = args.flag("--fix");
   const bool do_list = args.flag("list"), do_verify = args.flag("verify"),

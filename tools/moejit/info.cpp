@@ -12,8 +12,10 @@ namespace moejit::cli {
 
 int runInfo(Args args) {
   args.finish();
+  const std::string root = store::defaultRoot();
   std::printf("moejit %s\nnvrtc: %s\ncache root: %s\n", MOEJIT_VERSION, nvrtc::version().c_str(),
-              store::defaultRoot().c_str());
+              root.empty() ? "(none: no home folder, kernels are kept in memory only)"
+                           : root.c_str());
   const int count = driver::deviceCount();
   std::printf("gpus: %d\n", count);
   if (count == 0) {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace moejit::cli {
@@ -77,6 +78,8 @@ int runWarm(Args args) {
   const std::optional<std::string> buckets = args.value("--buckets");
   const std::vector<MoeShape> shapes = shapesFromArgs(args);
   args.finish();
+  if (arch) // before anything is compiled or written
+    throwIfError(nvrtc::checkArch(*arch));
   std::optional<driver::Device> device;
   if (tune || !arch) {
     device = unwrapOrThrow(driver::Device::open(0));
@@ -88,8 +91,10 @@ int runWarm(Args args) {
     if (gpu.empty())
       gpu = device->name;
   }
-  std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n", store.root().c_str(), arch->c_str(),
+  std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n",
+              store.root().empty() ? "(none: memory only)" : store.root().c_str(), arch->c_str(),
               gpu.empty() ? "" : " on ", gpu.c_str(), nvrtc::version().c_str());
+  std::map<std::string, std::vector<std::string>> not_saved; // why -> kernels
   for (const MoeShape &shape : shapes) {
     std::printf("\n%s  (workload %s)\n", shapeText(shape).c_str(),
                 workload::workloadId(shape).c_str());
@@ -121,13 +126,20 @@ int runWarm(Args args) {
               ? "cached"
               : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
     std::printf("  %zu kernels in %.0f ms\n", built.size(), ms);
+    for (const runtime::BuiltKernel &b : built)
+      if (!b.not_saved.empty())
+        not_saved[b.not_saved].push_back(b.spec.name());
   }
-  std::printf("\ncache hits %llu, misses %llu, compiles %llu%s\n",
+  std::printf("\ncache hits %llu, misses %llu, compiles %llu; saved %llu, not saved %llu\n",
               static_cast<unsigned long long>(store.hits()),
               static_cast<unsigned long long>(store.misses()),
               static_cast<unsigned long long>(store.compiles()),
-              store.memoryOnly() ? " (root unwritable: nothing was saved)" : "");
-  return 0;
+              static_cast<unsigned long long>(store.saved()),
+              static_cast<unsigned long long>(store.unsaved()));
+  // A warm that could not save what it compiled has not warmed the cache.
+  for (const auto &[why, kernels] : not_saved)
+    std::fprintf(stderr, "error: %zu kernels were not saved: %s\n", kernels.size(), why.c_str());
+  return not_saved.empty() ? 0 : 1;
 }
 
 } // namespace moejit::cli

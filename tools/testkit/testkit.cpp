@@ -2,10 +2,12 @@
 
 #include "common/error.h"
 #include "driver/driver.h"
+#include "store/atomic_file.h"
 #include "tune/device_data.h"
 
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/Path.h>
 
 #include <algorithm>
 #include <cmath>
@@ -190,6 +192,24 @@ MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const Device
   a.workspace = workspace.get();
   a.workspace_bytes = workspace.bytes();
   return a;
+}
+
+safefs::Dir folderOf(const std::string &path) {
+  auto dir = safefs::openRoot(llvm::sys::path::parent_path(path).str(), safefs::cacheTrust(),
+                              /*create=*/true);
+  if (!dir)
+    throw Error(ErrorCode::InvalidArgument, errorMessage(dir.takeError()));
+  return std::move(**dir);
+}
+
+std::string baseName(const std::string &path) { return llvm::sys::path::filename(path).str(); }
+
+bool writeAtomically(const std::string &path, const std::string &bytes, std::string &why) {
+  store::WriteError error;
+  const bool ok =
+      store::writeFileAtomically(folderOf(path), baseName(path), bytes, error);
+  why = error.why;
+  return ok;
 }
 
 TempDir::TempDir(const std::string &prefix) {

@@ -2,6 +2,7 @@
 // CPU reference, error metrics and a device buffer. Not part of the library.
 #pragma once
 
+#include "common/safe_fs.h"
 #include "moejit/moejit.hpp"
 
 #include <cstdint>
@@ -90,6 +91,15 @@ public:
   TempDir &operator=(const TempDir &) = delete;
   std::string path;
 };
+
+/// The folder holding `path`, opened (and made) as the cache opens folders
+/// (throws if it cannot be).
+safefs::Dir folderOf(const std::string &path);
+/// The last component of `path`.
+std::string baseName(const std::string &path);
+/// store::writeFileAtomically of `bytes` at `path` (folders made); false
+/// with `why` set on failure.
+bool writeAtomically(const std::string &path, const std::string &bytes, std::string &why);
 
 /// Makes device 0's primary context current (throws if there is none).
 void useDevice0();
