@@ -21,7 +21,9 @@
 #include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
+#include <functional>
 #include <grp.h>
+#include <pwd.h>
 #include <regex>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -52,9 +54,10 @@ void limitFileSize(rlim_t bytes) {
 }
 
 /// Starts `moejit args...` with stdout in `out` and stderr in `err`;
-/// `fsize_limit` (if not 0) as in limitFileSize.
+/// `fsize_limit` (if not 0) as in limitFileSize; `in_child` (if set) runs in
+/// the child just before the exec (environment, user).
 pid_t spawnCli(const std::vector<std::string> &args, const std::string &out, const std::string &err,
-               rlim_t fsize_limit = 0) {
+               rlim_t fsize_limit = 0, const std::function<void()> &in_child = {}) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -63,6 +66,8 @@ pid_t spawnCli(const std::vector<std::string> &args, const std::string &out, con
       ::_exit(126);
     if (fsize_limit)
       limitFileSize(fsize_limit);
+    if (in_child)
+      in_child();
     std::vector<char *> argv{const_cast<char *>(MOEJIT_CLI)};
     for (const std::string &a : args)
       argv.push_back(const_cast<char *>(a.c_str()));
@@ -86,9 +91,10 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun runCli(const std::vector<std::string> &args, const std::string &scratch) {
+CliRun runCli(const std::vector<std::string> &args, const std::string &scratch,
+             const std::function<void()> &in_child = {}) {
   CliRun r;
-  const pid_t pid = spawnCli(args, scratch + ".out", scratch + ".err");
+  const pid_t pid = spawnCli(args, scratch + ".out", scratch + ".err", 0, in_child);
   r.rc = waitFor(pid);
   r.out = readFile(scratch + ".out");
   r.err = readFile(scratch + ".err");
@@ -483,4 +489,110 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   r = cache({}, "no_subcommand");
   EXPECT_EQ(r.rc, 1);
   EXPECT_NE(r.err.find("list, verify"), std::string::npos) << r.err;
+}
+
+TEST(CacheProcesses, WarmThatCannotSaveExitsNonZero) {
+  testkit::TempDir dir("moejit-cache-process-test");
+  const std::string file = dir.path + "/a-file";
+  std::ofstream(file) << "x";
+  const std::string loop = dir.path + "/loop";
+  ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
+  for (const std::string &root : {file, loop, file + "/below"}) {
+    const CliRun r = runCli(warmArgs(root), dir.path + "/warm");
+    EXPECT_EQ(r.rc, 1) << root << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("saved 0, not saved " + std::to_string(kernelCount())),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.err.find("error: " + std::to_string(kernelCount()) + " kernels were not saved: "),
+              std::string::npos)
+        << r.err;
+  }
+  // A warm that saves everything says so and exits 0.
+  const CliRun ok = runCli(warmArgs(dir.path + "/cache"), dir.path + "/ok");
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  EXPECT_NE(ok.out.find("saved " + std::to_string(kernelCount()) + ", not saved 0"),
+            std::string::npos)
+      << ok.out;
+}
+
+TEST(CacheProcesses, WarmIntoARootOnlyRootCanWriteExitsNonZero) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root to act as nobody (65534) on a root-owned cache";
+  testkit::TempDir dir("moejit-cache-process-test");
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
+  const std::string root = dir.path + "/cache";
+  ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
+  const CliRun r = runCli(warmArgs(root), dir.path + "/warm", [] {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
+      ::_exit(11);
+  });
+  if (r.rc == 11)
+    GTEST_SKIP() << "could not become nobody (65534)";
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("not writable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kernels were not saved"), std::string::npos) << r.err;
+}
+
+TEST(CacheProcesses, BadArchSpellingsFailBeforeCompilingAndLeaveNoFiles) {
+  testkit::TempDir dir("moejit-cache-process-test");
+  const std::string tmp = dir.path + "/tmp", root = dir.path + "/cache";
+  ASSERT_EQ(::mkdir(tmp.c_str(), 0700), 0);
+  for (const char *arch : {"sm_80a", "sm_999", "sm_080", "sm_99999999999"}) {
+    const CliRun r = runCli({"warm", "--arch", arch, "--shape", kShapeText, "--cache-dir", root},
+                            dir.path + "/warm", [&] { ::setenv("TMPDIR", tmp.c_str(), 1); });
+    EXPECT_EQ(r.rc, 1) << arch;
+    EXPECT_NE(r.err.find("unsupported target '" + std::string(arch) + "'"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("stoi"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one error line: " << r.err;
+    EXPECT_FALSE(llvm::sys::fs::exists(root)) << arch;
+    std::error_code ec;
+    EXPECT_EQ(llvm::sys::fs::directory_iterator(tmp, ec), llvm::sys::fs::directory_iterator())
+        << "files left in TMPDIR after " << arch;
+  }
+}
+
+TEST(CacheProcesses, UserWithoutAHomeGetsNoCacheRoot) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root to run as a uid with no password entry";
+  testkit::TempDir dir("moejit-cache-process-test");
+  ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
+  const uid_t nobody_known = 54321;
+  if (::getpwuid(nobody_known))
+    GTEST_SKIP() << "uid 54321 has a password entry here";
+  const CliRun r = runCli({"info"}, dir.path + "/info", [&] {
+    ::unsetenv("HOME");
+    ::unsetenv("XDG_CACHE_HOME");
+    ::unsetenv("MOEJIT_CACHE_DIR");
+    if (::setgroups(0, nullptr) != 0 || ::setgid(nobody_known) != 0 ||
+        ::setuid(nobody_known) != 0)
+      ::_exit(11);
+  });
+  if (r.rc == 11)
+    GTEST_SKIP() << "could not become uid 54321";
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("cache root: (none"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("/tmp"), std::string::npos) << r.out;
+}
+
+TEST(CacheProcesses, VerifyFixThroughALinkTouchesNothingOutside) {
+  testkit::TempDir dir("moejit-cache-process-test");
+  const std::string root = dir.path + "/cache", victim = dir.path + "/victim";
+  ASSERT_EQ(runCli(warmArgs(root), dir.path + "/warm").rc, 0);
+  ASSERT_EQ(::mkdir(victim.c_str(), 0700), 0);
+  for (const char *f : {"/a.cubin", "/b.lock", "/c.cubin.tmp-12345678"})
+    std::ofstream(victim + f) << "victim's";
+  const std::string link = root + "/v1/" + std::string(64, '0');
+  ASSERT_EQ(::symlink(victim.c_str(), link.c_str()), 0);
+  for (const std::vector<std::string> &args :
+       {std::vector<std::string>{"cache", "verify", "--fix", "--cache-dir", root},
+        std::vector<std::string>{"cache", "prune", "--max-size", "0", "--cache-dir", root}}) {
+    ::symlink(victim.c_str(), link.c_str());
+    const CliRun r = runCli(args, dir.path + "/cache_cmd");
+    EXPECT_NE(r.out.find("refused"), std::string::npos) << r.out;
+    for (const char *f : {"/a.cubin", "/b.lock", "/c.cubin.tmp-12345678"})
+      EXPECT_EQ(readFile(victim + f), "victim's") << f;
+  }
+  const CliRun warm = runCli(warmArgs(root), dir.path + "/warm2");
+  EXPECT_EQ(warm.rc, 0) << warm.err;
 }

@@ -1,0 +1,134 @@
+// The argument check of KernelSet::run and workspace_bytes, on its own (no
+// GPU): token counts past what the kernels index, byte counts and address
+// ranges that would overflow, overlaps. Each is refused before any launch.
+#include "common/error.h"
+#include "runtime/kernel_set.h"
+#include "runtime/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdint>
+
+using namespace moejit;
+using namespace moejit::runtime;
+
+namespace {
+
+/// The error's code and text, or a test failure when there is none.
+std::pair<ErrorCode, std::string> failure(llvm::Error e) {
+  if (!e) {
+    ADD_FAILURE() << "accepted";
+    return {ErrorCode::Internal, ""};
+  }
+  ErrorCode code = ErrorCode::Internal;
+  std::string text;
+  llvm::handleAllErrors(std::move(e), [&](const MoeErrorInfo &info) {
+    code = info.code();
+    text = info.message();
+  });
+  return {code, text};
+}
+
+void *at(uintptr_t address) { return reinterpret_cast<void *>(address); }
+
+/// Arguments of a plausible call: distinct, aligned, non-overlapping
+/// addresses (never dereferenced here).
+MoeArgs plausibleArgs(int64_t tokens, size_t workspace_bytes) {
+  MoeArgs a;
+  a.x = at(0x10000000000);
+  a.gate_up_proj = at(0x20000000000);
+  a.down_proj = at(0x30000000000);
+  a.top_k_index = static_cast<const int32_t *>(at(0x40000000000));
+  a.top_k_weights = static_cast<const float *>(at(0x50000000000));
+  a.y = at(0x60000000000);
+  a.workspace = at(0x70000000000);
+  a.tokens = tokens;
+  a.workspace_bytes = workspace_bytes;
+  return a;
+}
+
+} // namespace
+
+TEST(RunArgs, TokenCountsPastTheLimitAreRefusedWithoutOverflow) {
+  for (int k : {1, 3, 8}) {
+    const MoeShape shape{k, 2048, 768, 128, DType::BF16};
+    const Plan plan = heuristicPlan(shape, "sm_90a");
+    const int64_t limit = maxTokens(shape);
+    EXPECT_EQ(limit, (INT_MAX / 2) / k);
+    // 2^61+1 with k=8 wrapped to one token; (2^64+2)/3 with k=3 launched
+    // a 1.4-billion-block combine over a two-row workspace.
+    for (int64_t tokens : {limit + 1, (int64_t{1} << 61) + 1,
+                           static_cast<int64_t>((~uint64_t{0}) / 3 + 1), INT64_MAX}) {
+      auto layout = runLayout(shape, plan, tokens, limit);
+      ASSERT_FALSE(static_cast<bool>(layout)) << "k=" << k << " T=" << tokens;
+      const auto [code, text] = failure(layout.takeError());
+      EXPECT_EQ(code, ErrorCode::InvalidArgument);
+      EXPECT_NE(text.find("at most " + std::to_string(limit)), std::string::npos) << text;
+    }
+  }
+}
+
+TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  const Plan plan = heuristicPlan(shape, "sm_90a");
+  auto small = runLayout(shape, plan, 8192, maxTokens(shape));
+  ASSERT_TRUE(static_cast<bool>(small));
+  EXPECT_EQ(small->geometry.assignments, 8192 * 8);
+  EXPECT_FALSE(static_cast<bool>(
+      checkRunArgs(shape, plausibleArgs(8192, small->workspace.total), small->workspace.total)));
+  // Just past the launch limit of row tiles (or the token limit): refused,
+  // never a wrapped size.
+  for (int64_t tokens = 1; tokens <= maxTokens(shape); tokens *= 4) {
+    auto layout = runLayout(shape, plan, tokens, maxTokens(shape));
+    if (!layout) {
+      const auto [code, text] = failure(layout.takeError());
+      EXPECT_EQ(code, ErrorCode::InvalidArgument) << text;
+      continue;
+    }
+    EXPECT_GE(layout->workspace.total,
+              static_cast<size_t>(tokens) * 8 * (2048 + 768) * 2); // h and partial at least
+  }
+}
+
+TEST(RunArgs, ByteCountsAndRangesAreOverflowChecked) {
+  const MoeShape shape{8, 65536, 65536, 4096, DType::FP32};
+  // gate_up_proj alone is 4096 * 2 * 65536 * 65536 * 4 bytes = 2^47: it
+  // fits; at the top of the address space it does not.
+  MoeArgs a = plausibleArgs(1, 1 << 20);
+  a.gate_up_proj = at(UINTPTR_MAX - 15);
+  auto [code, text] = failure(checkRunArgs(shape, a, 0));
+  EXPECT_EQ(code, ErrorCode::InvalidArgument);
+  EXPECT_NE(text.find("gate_up_proj"), std::string::npos) << text;
+  EXPECT_NE(text.find("address space"), std::string::npos) << text;
+  // A token count whose x would need more than 2^64 bytes.
+  a = plausibleArgs(INT64_MAX / 2, 1 << 20);
+  std::tie(code, text) = failure(checkRunArgs(shape, a, 0));
+  EXPECT_EQ(code, ErrorCode::InvalidArgument);
+  EXPECT_NE(text.find("x at"), std::string::npos) << text;
+  // A workspace that claims to run to the end of memory.
+  a = plausibleArgs(1, SIZE_MAX);
+  std::tie(code, text) = failure(checkRunArgs(shape, a, 0));
+  EXPECT_NE(text.find("workspace"), std::string::npos) << text;
+}
+
+TEST(RunArgs, NullMisalignedOverlappingAndSmallWorkspace) {
+  const MoeShape shape{2, 256, 128, 8, DType::BF16};
+  MoeArgs a = plausibleArgs(16, 4096);
+  a.down_proj = nullptr;
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("down_proj is null"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.x = at(0x10000000008);
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("x is not 16-byte aligned"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.y = at(reinterpret_cast<uintptr_t>(a.workspace) + 4096 - 16);
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("y overlaps workspace"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.y = at(reinterpret_cast<uintptr_t>(a.workspace) + 4096); // just past it: fine
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+  const auto [code, text] = failure(checkRunArgs(shape, a, 4097));
+  EXPECT_EQ(code, ErrorCode::WorkspaceTooSmall) << text;
+}
