@@ -138,29 +138,6 @@ bool finishesWithin(int seconds, const std::function<void()> &body) {
   return false;
 }
 
-/// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
 VerifyReport verify(const std::string &root, bool fix) {
   auto r = verifyCache(root, fix);
   if (!r) {
@@ -293,7 +270,7 @@ TEST(HostileCache, RootsWritableByOthersAreNotTrustedUnlessShared) {
         EXPECT_EQ(scan->refused.size(), 1u);
       }
       {
-        ScopedEnv shared("MOEJIT_CACHE_TRUST", "shared");
+        testkit::EnvVar shared("MOEJIT_CACHE_TRUST", "shared");
         CubinStore trusting(root);
         EXPECT_TRUE(trusting.load(name("k"))) << "shared on purpose";
       }
@@ -313,7 +290,7 @@ TEST(HostileCache, RootOwnedByAnotherUserIsNotTrusted) {
     ASSERT_EQ(::chown(where.c_str(), 65534, 65534), 0);
     CubinStore s(root);
     EXPECT_FALSE(s.load(name("k"))) << where;
-    ScopedEnv shared("MOEJIT_CACHE_TRUST", "shared");
+    testkit::EnvVar shared("MOEJIT_CACHE_TRUST", "shared");
     EXPECT_TRUE(CubinStore(root).load(name("k"))) << where;
     ASSERT_EQ(::chown(where.c_str(), 0, 0), 0);
   }
@@ -344,7 +321,7 @@ TEST(HostileCache, NewFoldersAndFilesArePrivateWhateverTheUmask) {
 }
 
 TEST(HostileCache, NoHomeGivesNoTmpRoot) {
-  ScopedEnv cache("MOEJIT_CACHE_DIR", nullptr), xdg("XDG_CACHE_HOME", "relative/ignored"),
+  testkit::EnvVar cache("MOEJIT_CACHE_DIR", nullptr), xdg("XDG_CACHE_HOME", "relative/ignored"),
       home("HOME", nullptr);
   const struct passwd *pw = ::getpwuid(::geteuid());
   const std::string root = defaultRoot();
@@ -353,7 +330,7 @@ TEST(HostileCache, NoHomeGivesNoTmpRoot) {
     EXPECT_EQ(root, std::string(pw->pw_dir) + "/.cache/moejit");
   else
     EXPECT_EQ(root, "");
-  ScopedEnv relative_home("HOME", "not/absolute");
+  testkit::EnvVar relative_home("HOME", "not/absolute");
   EXPECT_EQ(defaultRoot(), root);
 }
 
@@ -479,7 +456,7 @@ TEST(HostileCache, PublishRemovesDeadWritersLeftovers) {
 
 TEST(HostileCache, FailedCompileSourcesAreBounded) {
   testkit::TempDir dir("moejit-hostile-test");
-  ScopedEnv tmp("TMPDIR", dir.path.c_str());
+  testkit::EnvVar tmp("TMPDIR", dir.path.c_str());
   const std::string kept = dir.path + "/moejit-" + std::to_string(::geteuid());
   for (int i = 0; i < 35; ++i) {
     auto compiled = nvrtc::compile("moe_broken", "this is not CUDA;", "sm_80");

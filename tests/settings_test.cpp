@@ -5,6 +5,8 @@
 
 #include "common/error.h"
 
+#include "testkit.h"
+
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -21,28 +23,7 @@ using namespace moejit::settings;
 
 namespace {
 
-/// Sets (or unsets, for nullptr) a variable for one scope, restoring it after.
-class EnvVar {
-public:
-  EnvVar(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~EnvVar() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
+using testkit::EnvVar;
 
 std::string readText(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);

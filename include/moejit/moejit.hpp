@@ -93,7 +93,9 @@ struct BucketPlan {
 class KernelSet {
 public:
   virtual ~KernelSet() = default;
-  /// Scratch `run` needs for `tokens` tokens; 0 for tokens == 0.
+  /// Scratch `run` needs for `tokens` tokens; 0 for tokens <= 0. Throws
+  /// Error(InvalidArgument) naming the limit for more tokens than one call
+  /// supports ((2^31-1)/2 / k), as `run` does.
   virtual size_t workspace_bytes(int64_t tokens) const = 0;
   /// Enqueues the whole MoE MLP on `stream` (a CUstream / cudaStream_t).
   /// Never allocates, never synchronises, capturable in a CUDA graph.
@@ -138,7 +140,9 @@ struct CacheStats {
   uint64_t hits = 0;     ///< kernels found in memory or on disk
   uint64_t misses = 0;   ///< kernels not found (compiled, or a CacheMiss)
   uint64_t compiles = 0; ///< NVRTC compiles done
-  bool memory_only = false; ///< the root was unwritable: nothing was saved
+  /// Some compiled kernel could not be saved (no root; a root that is not
+  /// writable, not trusted or full) and lives in memory only.
+  bool memory_only = false;
 };
 
 

@@ -140,7 +140,7 @@ llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust
     (void)::fchmod(fd.get(), kOwnerDirMode); // whatever the umask
   struct stat st {};
   if (llvm::Error e = checkOpened(fd.get(), path, trust, /*want_dir=*/true, st))
-    return std::move(e);
+    return e;
   return Dir(std::move(fd), path, trust);
 }
 
@@ -166,7 +166,7 @@ llvm::Expected<std::optional<Dir>> openSubdir(const Dir &parent, llvm::StringRef
   struct stat st {};
   const std::string path = parent.pathOf(name);
   if (llvm::Error e = checkOpened(fd.get(), path, parent.trust(), /*want_dir=*/true, st))
-    return std::move(e);
+    return e;
   return Dir(std::move(fd), path, parent.trust());
 }
 
@@ -198,7 +198,7 @@ llvm::Expected<std::optional<OpenFile>> openFile(const Dir &dir, llvm::StringRef
   }
   const std::string path = dir.pathOf(name);
   if (llvm::Error e = checkOpened(f.fd.get(), path, dir.trust(), /*want_dir=*/false, f.st))
-    return std::move(e);
+    return e;
   if ((flags & O_CREAT) && dir.trust() == Trust::Owner && f.st.st_uid == ::geteuid() &&
       (f.st.st_mode & 07777) != kOwnerFileMode)
     (void)::fchmod(f.fd.get(), kOwnerFileMode); // whatever the umask

@@ -194,6 +194,22 @@ MoeArgs moeArgs(const DeviceBuffer &x, const DeviceBuffer &gate_up, const Device
   return a;
 }
 
+EnvVar::EnvVar(const char *name, const char *value) : name_(name) {
+  if (const char *old = std::getenv(name))
+    old_ = old;
+  if (value)
+    ::setenv(name, value, 1);
+  else
+    ::unsetenv(name);
+}
+
+EnvVar::~EnvVar() {
+  if (old_)
+    ::setenv(name_, old_->c_str(), 1);
+  else
+    ::unsetenv(name_);
+}
+
 safefs::Dir folderOf(const std::string &path) {
   auto dir = safefs::openRoot(llvm::sys::path::parent_path(path).str(), safefs::cacheTrust(),
                               /*create=*/true);

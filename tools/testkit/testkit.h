@@ -6,6 +6,7 @@
 #include "moejit/moejit.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,19 @@ public:
   TempDir(const TempDir &) = delete;
   TempDir &operator=(const TempDir &) = delete;
   std::string path;
+};
+
+/// Sets (or unsets, for nullptr) a variable for one scope, restoring it after.
+class EnvVar {
+public:
+  EnvVar(const char *name, const char *value);
+  ~EnvVar();
+  EnvVar(const EnvVar &) = delete;
+  EnvVar &operator=(const EnvVar &) = delete;
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
 };
 
 /// The folder holding `path`, opened (and made) as the cache opens folders
