@@ -491,3 +491,23 @@ TEST(HostileCache, ArchSpellingsAreCheckedStrictly) {
     EXPECT_NE(message.find("sm_90a"), std::string::npos) << message;
   }
 }
+
+TEST(HostileCache, NamesThatWouldWalkOutOfAFolderAreRefused) {
+  testkit::TempDir dir("moejit-hostile-test");
+  auto root = safefs::openRoot(dir.path, safefs::Trust::Owner, false);
+  ASSERT_TRUE(root && *root);
+  for (const char *bad : {"..", ".", "", "a/b", "../x"}) {
+    auto sub = safefs::openSubdir(**root, bad, /*create=*/true);
+    EXPECT_FALSE(static_cast<bool>(sub)) << bad;
+    if (!sub)
+      llvm::consumeError(sub.takeError());
+    auto file = safefs::openFile(**root, bad, O_RDWR | O_CREAT, safefs::kAnySize);
+    EXPECT_FALSE(static_cast<bool>(file)) << bad;
+    if (!file)
+      llvm::consumeError(file.takeError());
+  }
+  EXPECT_FALSE(exists(dir.path + "/a"));
+  CubinStore s(dir.path + "/cache");
+  EXPECT_FALSE(s.publish(name("k", "../escape"), sampleEntry()).not_saved.empty());
+  EXPECT_FALSE(exists(dir.path + "/escape"));
+}

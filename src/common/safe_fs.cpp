@@ -64,6 +64,14 @@ llvm::Error openFailure(const Dir &dir, llvm::StringRef name, int errnum, const 
   return failure(path, what, errnum);
 }
 
+/// Names below a folder are single components: "a/b" would walk through
+/// `a` without the checks, and ".." would leave the tree.
+llvm::Error checkName(const Dir &dir, llvm::StringRef name) {
+  if (name.empty() || name == "." || name == ".." || name.contains('/') || name.contains('\0'))
+    return refusal("'{}' is not a name of a file in {}", name.str(), dir.path());
+  return llvm::Error::success();
+}
+
 } // namespace
 
 Trust cacheTrust() {
@@ -146,6 +154,8 @@ llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust
 
 llvm::Expected<std::optional<Dir>> openSubdir(const Dir &parent, llvm::StringRef name,
                                               bool create) {
+  if (llvm::Error e = checkName(parent, name))
+    return e;
   const std::string n = name.str();
   bool made = false;
   if (create) {
@@ -187,6 +197,8 @@ llvm::Expected<std::optional<Dir>> openSubdirs(const Dir &parent,
 
 llvm::Expected<std::optional<OpenFile>> openFile(const Dir &dir, llvm::StringRef name, int flags,
                                                  uint64_t max_bytes) {
+  if (llvm::Error e = checkName(dir, name))
+    return e;
   const std::string n = name.str();
   const mode_t mode = dir.trust() == Trust::Owner ? kOwnerFileMode : 0666;
   OpenFile f;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On the GPU machine, over build-gpu/ (tools/bench/bundle.sh): the GPU test
+# suites, a memcheck pass over the small cases, and, where
+# build-gpu/moejit-base exists, an A/B of T=128 and T=8192 (E=128),
+# alternating the two binaries twice so heat and drift hit both. Logs go to
+# $OUT/logs.tar.gz; a summary is printed last.
+set -uo pipefail
+b=build-gpu
+out=${OUT:-out}
+logs=$(mktemp -d)
+mkdir -p "$out"
+cp $b/commit.txt "$logs/"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
+  > "$logs/smi.txt" 2>&1
+summary=$logs/summary.txt
+for t in runtime_gpu_test tune_gpu_test; do
+  MOEJIT_CACHE_DIR=$(mktemp -d) ./$b/$t > "$logs/$t.log" 2>&1
+  echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/$t.log" | tr '\n' ' ')" >> "$summary"
+done
+MOEJIT_CACHE_DIR=$(mktemp -d) compute-sanitizer --tool memcheck --print-limit 5 \
+  ./$b/runtime_gpu_test --gtest_filter='OddSizes*:KAndExperts*:Routings*outofrange*:Runtime.*' \
+  > "$logs/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+if [ -x $b/moejit-base ]; then
+  for round in 1 2; do
+    for bin in moejit moejit-base; do
+      MOEJIT_CACHE_DIR=$(mktemp -d) ./$b/$bin bench --tokens 128 --tokens 8192 --runs 50 \
+        > "$logs/ab_${round}_$bin.log" 2>&1
+      awk -v tag="$round $bin" '/^custom/ {print tag, $2, $4, $5, $8, $9, $10}' \
+        "$logs/ab_${round}_$bin.log" >> "$summary"
+    done
+  done
+fi
+tar czf "$out/logs.tar.gz" -C "$logs" .
+cat "$summary"
