@@ -92,7 +92,7 @@ struct CliRun {
 };
 
 CliRun runCli(const std::vector<std::string> &args, const std::string &scratch,
-             const std::function<void()> &in_child = {}) {
+              const std::function<void()> &in_child = {}) {
   CliRun r;
   const pid_t pid = spawnCli(args, scratch + ".out", scratch + ".err", 0, in_child);
   r.rc = waitFor(pid);
@@ -419,7 +419,9 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   store::Entry e;
   e.cubin = std::string(2048, '\x02');
   e.meta = {"", "moe_listed_kernel", "sm_80", 1, 0, 0, 1};
-  auto name = [&](const char *key) { return store::EntryName{id, key, "moe_listed_kernel", "sm_80"}; };
+  auto name = [&](const char *key) {
+    return store::EntryName{id, key, "moe_listed_kernel", "sm_80"};
+  };
   store::CubinStore s(root);
   s.publish(name("good"), e);
   s.publish(name("bad"), e);
@@ -500,8 +502,7 @@ TEST(CacheProcesses, WarmThatCannotSaveExitsNonZero) {
   for (const std::string &root : {file, loop, file + "/below"}) {
     const CliRun r = runCli(warmArgs(root), dir.path + "/warm");
     EXPECT_EQ(r.rc, 1) << root << "\n" << r.out << r.err;
-    EXPECT_NE(r.out.find("saved 0, not saved " + std::to_string(kernelCount())),
-              std::string::npos)
+    EXPECT_NE(r.out.find("saved 0, not saved " + std::to_string(kernelCount())), std::string::npos)
         << r.out;
     EXPECT_NE(r.err.find("error: " + std::to_string(kernelCount()) + " kernels were not saved: "),
               std::string::npos)
@@ -564,8 +565,7 @@ TEST(CacheProcesses, UserWithoutAHomeGetsNoCacheRoot) {
     ::unsetenv("HOME");
     ::unsetenv("XDG_CACHE_HOME");
     ::unsetenv("MOEJIT_CACHE_DIR");
-    if (::setgroups(0, nullptr) != 0 || ::setgid(nobody_known) != 0 ||
-        ::setuid(nobody_known) != 0)
+    if (::setgroups(0, nullptr) != 0 || ::setgid(nobody_known) != 0 || ::setuid(nobody_known) != 0)
       ::_exit(11);
   });
   if (r.rc == 11)

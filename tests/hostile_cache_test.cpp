@@ -182,6 +182,19 @@ TEST(HostileCache, SymlinkedWorkloadAndTuningFoldersAreNeverEntered) {
   EXPECT_EQ(snapshot(victim2.path), victim2.before);
   EXPECT_TRUE(verify(root, false).ok());
 
+  // The versioned folder itself as a link: reported, removed by --fix.
+  const std::string moved = root + "/v1-moved";
+  ASSERT_EQ(::rename((root + "/v1").c_str(), moved.c_str()), 0);
+  symlinkTo(victim.path, root + "/v1");
+  report = verify(root, /*fix=*/false);
+  EXPECT_TRUE(mentions(report.refused, root + "/v1", "symbolic link"));
+  EXPECT_EQ(report.entries_ok, 0u);
+  EXPECT_FALSE(CubinStore(root).load(name("good")));
+  report = verify(root, /*fix=*/true);
+  EXPECT_FALSE(exists(root + "/v1"));
+  EXPECT_EQ(snapshot(victim.path), victim.before);
+  ASSERT_EQ(::rename(moved.c_str(), (root + "/v1").c_str()), 0);
+
   // Writers refuse the link too: nothing is created through it.
   symlinkTo(victim.path, root + "/v1/" + kZeros);
   CubinStore writer(root);
@@ -376,7 +389,8 @@ TEST(HostileCache, DeepOrHugeJsonIsAWarningNotACrash) {
     EXPECT_FALSE(CubinStore(root).load(name(key)));
     report = verifyCache(root, false);
     ASSERT_TRUE(static_cast<bool>(report));
-    EXPECT_TRUE(mentions(report->corrupt, entry, depth == 30000 ? "nested more than" : "over the limit"))
+    EXPECT_TRUE(
+        mentions(report->corrupt, entry, depth == 30000 ? "nested more than" : "over the limit"))
         << entry;
   }
 }
@@ -481,8 +495,8 @@ TEST(HostileCache, FailedCompileSourcesAreBounded) {
 TEST(HostileCache, ArchSpellingsAreCheckedStrictly) {
   for (const char *good : {"sm_80", "sm_86", "sm_90", "sm_90a"})
     EXPECT_FALSE(static_cast<bool>(nvrtc::checkArch(good))) << good;
-  for (const char *bad : {"sm_80a", "sm_999", "sm_080", "sm_99999999999", "sm_9O", "sm_90b",
-                          "sm_", "sm_-90", "sm_+90", "sm_ 90", "sm_90a ", "SM_90", "sm_75"}) {
+  for (const char *bad : {"sm_80a", "sm_999", "sm_080", "sm_99999999999", "sm_9O", "sm_90b", "sm_",
+                          "sm_-90", "sm_+90", "sm_ 90", "sm_90a ", "SM_90", "sm_75"}) {
     llvm::Error e = nvrtc::checkArch(bad);
     ASSERT_TRUE(static_cast<bool>(e)) << bad;
     const std::string message = errorMessage(std::move(e));

@@ -116,8 +116,7 @@ TEST(RunArgs, NullMisalignedOverlappingAndSmallWorkspace) {
   const MoeShape shape{2, 256, 128, 8, DType::BF16};
   MoeArgs a = plausibleArgs(16, 4096);
   a.down_proj = nullptr;
-  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("down_proj is null"),
-            std::string::npos);
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("down_proj is null"), std::string::npos);
   a = plausibleArgs(16, 4096);
   a.x = at(0x10000000008);
   EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("x is not 16-byte aligned"),

@@ -357,7 +357,8 @@ TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
   first.release();
   waiter.join();
   ASSERT_TRUE(second.held());
-  EXPECT_TRUE(safefs::namesFile(second.fd(), testkit::folderOf(lock_path), testkit::baseName(lock_path)));
+  EXPECT_TRUE(
+      safefs::namesFile(second.fd(), testkit::folderOf(lock_path), testkit::baseName(lock_path)));
   EXPECT_EQ(acquire(lock_path, no_wait, probe), Acquired::Busy);
   second.release();
   EXPECT_FALSE(exists(lock_path));

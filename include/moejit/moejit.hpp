@@ -145,7 +145,6 @@ struct CacheStats {
   bool memory_only = false;
 };
 
-
 /// Owns the kernel sets of one device. Thread-safe; kernel sets are shared
 /// process-wide per (workload id, device) and compiled once.
 class Runtime {

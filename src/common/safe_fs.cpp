@@ -44,8 +44,8 @@ llvm::Error checkOpened(int fd, const std::string &path, Trust trust, bool want_
     return failure(path, "inspect", errno);
   const bool right_type = want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode);
   if (!right_type)
-    return refusal("{} is a {}, not a {}", path,
-                     typeName(st.st_mode), want_dir ? "directory" : "regular file");
+    return refusal("{} is a {}, not a {}", path, typeName(st.st_mode),
+                   want_dir ? "directory" : "regular file");
   if (std::string why = distrust(st, trust); !why.empty())
     return refusal("{} is not trusted: {} (set MOEJIT_CACHE_TRUST=shared if it is shared on "
                    "purpose)",
@@ -180,8 +180,8 @@ llvm::Expected<std::optional<Dir>> openSubdir(const Dir &parent, llvm::StringRef
   return Dir(std::move(fd), path, parent.trust());
 }
 
-llvm::Expected<std::optional<Dir>> openSubdirs(const Dir &parent,
-                                               llvm::ArrayRef<std::string> names, bool create) {
+llvm::Expected<std::optional<Dir>> openSubdirs(const Dir &parent, llvm::ArrayRef<std::string> names,
+                                               bool create) {
   auto at = parent.duplicate();
   if (!at)
     return at.takeError();

@@ -89,11 +89,10 @@ llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust
 /// Opens the folder `name` in `parent` without following a link. nullopt
 /// when missing and not `create`; an error for a link, a non-folder, an
 /// untrusted folder, or one that cannot be made.
-llvm::Expected<std::optional<Dir>> openSubdir(const Dir &parent, llvm::StringRef name,
-                                              bool create);
+llvm::Expected<std::optional<Dir>> openSubdir(const Dir &parent, llvm::StringRef name, bool create);
 /// openSubdir along `names`, one folder per step.
-llvm::Expected<std::optional<Dir>> openSubdirs(const Dir &parent,
-                                               llvm::ArrayRef<std::string> names, bool create);
+llvm::Expected<std::optional<Dir>> openSubdirs(const Dir &parent, llvm::ArrayRef<std::string> names,
+                                               bool create);
 
 struct OpenFile {
   Fd fd;

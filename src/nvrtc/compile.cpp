@@ -12,9 +12,9 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
-#include <chrono>
 #include <regex>
 #include <unistd.h>
 

@@ -217,8 +217,8 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
       return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null", t.name);
     const auto at = reinterpret_cast<uintptr_t>(t.ptr);
     if (at % t.align != 0)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is not {}-byte aligned",
-                       t.name, t.align);
+      return makeError(ErrorCode::InvalidArgument, "moejit run: {} is not {}-byte aligned", t.name,
+                       t.align);
     if (!t.bytes || *t.bytes > UINTPTR_MAX - at)
       return makeError(ErrorCode::InvalidArgument,
                        "moejit run: {} at {} does not fit the address space with this shape and "

@@ -149,56 +149,59 @@ std::string keyLockName(const CacheFile &entry) {
   return llvm::StringRef(entry.name).drop_back(std::strlen(kEntrySuffix)).str() + kLockSuffix;
 }
 
+/// `remove` in the folder of `f`, walked down again; Missing when the
+/// folder is gone.
+llvm::Expected<Removal>
+removeIn(const std::string &root, const CacheFile &f,
+         const std::function<llvm::Expected<Removal>(const safefs::Dir &)> &remove) {
+  auto dir = folderOf(root, f);
+  if (!dir)
+    return dir.takeError();
+  if (!*dir)
+    return Removal::Missing;
+  return remove(**dir);
+}
+
 /// Removes an entry only when nobody compiles its key (the key lock) and
 /// nobody holds it (a lease); the key lock file goes with it. Holding the
 /// key lock also keeps a publisher from renaming a new file over the name
 /// between our check and our unlink.
 llvm::Expected<Removal> removeEntry(const std::string &root, const CacheFile &entry,
                                     bool &lock_existed) {
-  auto dir = folderOf(root, entry);
-  if (!dir)
-    return dir.takeError();
-  if (!*dir)
-    return Removal::Missing;
-  const std::string lock_name = keyLockName(entry);
-  lock_existed = safefs::statAt(**dir, lock_name).has_value();
-  FileLock key;
-  LockOptions options;
-  options.wait = false;
-  options.remove_on_release = true;
-  auto got = lockFile(**dir, lock_name, options, key);
-  if (!got)
-    return got.takeError();
-  if (*got != Acquired::Yes)
-    return Removal::Held;
-  return removeIfUnheld(**dir, entry.name, &entry.id);
+  return removeIn(root, entry, [&](const safefs::Dir &dir) -> llvm::Expected<Removal> {
+    const std::string lock_name = keyLockName(entry);
+    lock_existed = safefs::statAt(dir, lock_name).has_value();
+    FileLock key;
+    LockOptions options;
+    options.wait = false;
+    options.remove_on_release = true;
+    auto got = lockFile(dir, lock_name, options, key);
+    if (!got)
+      return got.takeError();
+    if (*got != Acquired::Yes)
+      return Removal::Held;
+    return removeIfUnheld(dir, entry.name, &entry.id);
+  });
 }
 
 /// removeIfUnheld for a file of the scan.
 llvm::Expected<Removal> removeUnheld(const std::string &root, const CacheFile &f) {
-  auto dir = folderOf(root, f);
-  if (!dir)
-    return dir.takeError();
-  if (!*dir)
-    return Removal::Missing;
-  return removeIfUnheld(**dir, f.name, &f.id);
+  return removeIn(root, f,
+                  [&](const safefs::Dir &dir) { return removeIfUnheld(dir, f.name, &f.id); });
 }
 
 /// Removes a link or special file itself (never what a link points to): no
 /// process of ours holds one, so no lock is needed.
 llvm::Expected<Removal> removeRefused(const std::string &root, const CacheFile &f) {
-  auto dir = folderOf(root, f);
-  if (!dir)
-    return dir.takeError();
-  if (!*dir)
-    return Removal::Missing;
-  const auto st = safefs::statAt(**dir, f.name);
-  if (!st || fileIdOf(*st) != f.id)
-    return Removal::Missing;
-  if (::unlinkat((*dir)->fd(), f.name.c_str(), 0) != 0)
-    return makeError(ErrorCode::InvalidArgument, "cannot remove {}: {}", f.path,
-                     std::strerror(errno));
-  return Removal::Removed;
+  return removeIn(root, f, [&](const safefs::Dir &dir) -> llvm::Expected<Removal> {
+    const auto st = safefs::statAt(dir, f.name);
+    if (!st || fileIdOf(*st) != f.id)
+      return Removal::Missing;
+    if (::unlinkat(dir.fd(), f.name.c_str(), 0) != 0)
+      return makeError(ErrorCode::InvalidArgument, "cannot remove {}: {}", f.path,
+                       std::strerror(errno));
+    return Removal::Removed;
+  });
 }
 
 /// Whether someone holds a lock on the file; nullopt when it is gone.
@@ -241,11 +244,16 @@ llvm::Expected<CacheScan> scanCache(const std::string &root) {
   for (const auto &[name, depth] : tops) {
     auto sub = safefs::openSubdir(**top, name, /*create=*/false);
     if (!sub) {
+      // A link or special file in the folder's place can be removed; a
+      // folder that is not trusted cannot.
       CacheFile f;
-      f.relative = name;
+      f.name = f.relative = name;
       f.path = root + "/" + name;
       f.refused = errorMessage(sub.takeError());
-      f.is_folder = true;
+      const auto st = safefs::statAt(**top, name);
+      f.is_folder = !st || S_ISDIR(st->st_mode);
+      if (st)
+        fillStat(f, *st);
       scan.refused.push_back(std::move(f));
       continue;
     }
@@ -256,7 +264,8 @@ llvm::Expected<CacheScan> scanCache(const std::string &root) {
       const FileKind kind = kindOf(file);
       return tuning && kind != FileKind::Temp ? FileKind::Other : kind;
     };
-    if (llvm::Error e = walker.walk(**sub, {name}, depth, kindFor, tuning ? scan.tuning : scan.files))
+    if (llvm::Error e =
+            walker.walk(**sub, {name}, depth, kindFor, tuning ? scan.tuning : scan.files))
       return e;
   }
   auto byPath = [](const CacheFile &a, const CacheFile &b) { return a.path < b.path; };
@@ -482,8 +491,8 @@ llvm::Expected<PruneReport> pruneCache(const std::string &root, uint64_t max_byt
     case Removal::Removed:
       report.removed.push_back({f.path, formatSize(f.size), true});
       if (lock_existed)
-        report.locks.push_back({f.path.substr(0, f.path.size() - f.name.size()) + keyLockName(f),
-                                "stale", true});
+        report.locks.push_back(
+            {f.path.substr(0, f.path.size() - f.name.size()) + keyLockName(f), "stale", true});
       return true;
     case Removal::Held:
       report.kept.push_back({f.path, "in use by a running process"});

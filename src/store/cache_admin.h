@@ -54,8 +54,8 @@ struct CacheFile {
 
 struct CacheScan {
   std::string root;
-  std::vector<CacheFile> files;  ///< under v<format>/, sorted by path
-  std::vector<CacheFile> tuning; ///< every file under tuning/, sorted by path
+  std::vector<CacheFile> files;   ///< under v<format>/, sorted by path
+  std::vector<CacheFile> tuning;  ///< every file under tuning/, sorted by path
   std::vector<CacheFile> refused; ///< links, special files, untrusted folders (by path)
   uint64_t entryBytes() const;
   size_t count(FileKind kind) const;

@@ -331,8 +331,7 @@ llvm::Error saveRecord(const std::string &root, const TuningRecord &record) {
   // Never publish a record that loadRecord would refuse.
   if (auto back = parseRecord(json); !back)
     return back.takeError();
-  const RecordLocation at =
-      recordLocation(record.workload_id, record.gpu, record.moejit_version);
+  const RecordLocation at = recordLocation(record.workload_id, record.gpu, record.moejit_version);
   const std::string path = recordPath(root, record.workload_id, record.gpu, record.moejit_version);
   auto folder = recordFolder(root, at, /*create=*/true);
   if (!folder)

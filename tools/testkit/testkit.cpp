@@ -222,8 +222,7 @@ std::string baseName(const std::string &path) { return llvm::sys::path::filename
 
 bool writeAtomically(const std::string &path, const std::string &bytes, std::string &why) {
   store::WriteError error;
-  const bool ok =
-      store::writeFileAtomically(folderOf(path), baseName(path), bytes, error);
+  const bool ok = store::writeFileAtomically(folderOf(path), baseName(path), bytes, error);
   why = error.why;
   return ok;
 }
