@@ -350,8 +350,9 @@ Published CubinStore::publish(const EntryName &name, const Entry &entry) {
         return {std::make_shared<const FileLock>(std::move(lease)), {}};
       }
     }
-    // Permission problems and refusals last; anything else (a full disk, a
-    // quota, an I/O error) may not, and the next publish tries again.
+    // Each publish tries the disk again (space may be freed, a root
+    // repaired): that costs a failed open or write, never a wrong entry.
+    // The warning, once per root and kind, says which case this is.
     if (error.errnum == 0)
       warnRefused(error.why);
     else if (error.errnum == EACCES || error.errnum == EPERM || error.errnum == EROFS)
