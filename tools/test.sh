@@ -8,4 +8,4 @@ ctest --test-dir build --output-on-failure
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DMOEJIT_SANITIZE=address,undefined -DCUDAToolkit_ROOT=/usr/local/cuda
 cmake --build build-asan -j "$(nproc)"
-ctest --test-dir build-asan -LE gpu --output-on-failure
+ctest --test-dir build-asan -LE "gpu|consumer" --output-on-failure

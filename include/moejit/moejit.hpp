@@ -16,6 +16,10 @@
 #include <string>
 #include <vector>
 
+// The library is compiled with hidden visibility; everything declared here
+// is its public API, exported from libmoejit.so (cmake/moejit.map).
+#pragma GCC visibility push(default)
+
 namespace moejit {
 
 /// Element type of x, the weights, y and the intermediate.
@@ -183,3 +187,5 @@ DType parse_dtype(const std::string &name);
 int dtype_bytes(DType dtype);
 
 } // namespace moejit
+
+#pragma GCC visibility pop
