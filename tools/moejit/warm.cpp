@@ -2,6 +2,7 @@
 // with --tune autotune them on GPU 0 and save tuning records.
 #include "cli.h"
 
+#include "api/warm.h"
 #include "common/error.h"
 #include "driver/driver.h"
 #include "nvrtc/compile.h"
@@ -33,26 +34,6 @@ std::vector<int> parseBuckets(const std::string &text) {
       out.push_back(b);
   }
   return out;
-}
-
-/// The plans whose kernels a deployment on `gpu` may use: the heuristic's
-/// (MOEJIT_TUNING=heuristic), the record or shipped table for that GPU, or,
-/// with no GPU named, every shipped table of the workload for this arch.
-std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
-                                       const std::string &gpu, const std::string &root) {
-  std::vector<runtime::Plan> plans{runtime::heuristicPlan(shape, arch)};
-  if (!gpu.empty()) {
-    plans.push_back(tune::choosePlan(shape, arch, gpu, root));
-    return plans;
-  }
-  const std::string id = workload::workloadId(shape);
-  for (const tune::TuningRecord &r : tune::shippedRecords())
-    if (r.workload_id == id && r.arch == arch)
-      if (auto plan = tune::planFromRecord(r, shape, arch))
-        plans.push_back(*plan);
-      else
-        llvm::consumeError(plan.takeError());
-  return plans;
 }
 
 void printTuning(const tune::TuningRecord &r, const std::string &path) {
@@ -113,8 +94,7 @@ int runWarm(Args args) {
                                            record.moejit_version));
     }
     const auto start = std::chrono::steady_clock::now();
-    const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, *arch, gpu, store.root()));
-    auto built = unwrapOrThrow(runtime::buildKernels(specs, *arch, store));
+    auto built = unwrapOrThrow(api::warmShape(shape, *arch, gpu, store));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");

@@ -1,0 +1,204 @@
+// The C ABI (include/moejit/moejit.h) over the C++ facade: every entry point
+// catches what the facade throws and turns it into a status and the
+// thread's last-error text, so no exception crosses into C.
+#include "moejit/moejit.h"
+
+#include "api/warm.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "moejit/moejit.hpp"
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+struct moejit_runtime {
+  std::unique_ptr<moejit::Runtime> runtime;
+};
+
+struct moejit_kernels {
+  std::shared_ptr<const moejit::KernelSet> kernels;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+moejit_status fail(moejit_status status, std::string message) {
+  last_error = std::move(message);
+  return status;
+}
+
+moejit_status statusOf(moejit::ErrorCode code) {
+  return static_cast<moejit_status>(static_cast<int>(code) + 1);
+}
+
+/// Runs `body`, turning whatever it throws into a status.
+template <typename Body> moejit_status guarded(Body &&body) {
+  try {
+    body();
+    return MOEJIT_OK;
+  } catch (const moejit::Error &e) {
+    return fail(statusOf(e.code()), e.what());
+  } catch (const std::bad_alloc &) {
+    return fail(MOEJIT_INTERNAL, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(MOEJIT_INTERNAL, e.what());
+  } catch (...) {
+    return fail(MOEJIT_INTERNAL, "unknown error");
+  }
+}
+
+/// Checks a caller's struct: not NULL, and at least as large as the fields
+/// this version reads from it (`struct_size` of older, smaller layouts
+/// would need defaults for the missing fields; there are none yet).
+template <typename T> bool validStruct(const T *s, const char *name, moejit_status &status) {
+  if (!s) {
+    status = fail(MOEJIT_INVALID_ARGUMENT, std::string(name) + " is NULL");
+    return false;
+  }
+  if (s->struct_size < sizeof(T)) {
+    status = fail(MOEJIT_INVALID_ARGUMENT, std::string(name) + ".struct_size is " +
+                                               std::to_string(s->struct_size) + ", less than the " +
+                                               std::to_string(sizeof(T)) +
+                                               " bytes this moejit reads (set it to sizeof)");
+    return false;
+  }
+  return true;
+}
+
+moejit::MoeShape shapeOf(const moejit_shape &s) {
+  if (s.dtype < MOEJIT_BF16 || s.dtype > MOEJIT_FP32)
+    throw moejit::Error(moejit::ErrorCode::InvalidShape,
+                        "dtype " + std::to_string(s.dtype) + " is not a moejit_dtype");
+  return {s.k, s.hidden, s.intermediate, s.experts, static_cast<moejit::DType>(s.dtype)};
+}
+
+} // namespace
+
+extern "C" {
+
+const char *moejit_version(void) { return moejit::version(); }
+
+const char *moejit_last_error(void) { return last_error.c_str(); }
+
+moejit_status moejit_runtime_create(int device, const moejit_runtime_options *options,
+                                    moejit_runtime **out) {
+  moejit_status status = MOEJIT_OK;
+  if (!out)
+    return fail(MOEJIT_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (options && !validStruct(options, "options", status))
+    return status;
+  return guarded([&] {
+    moejit::RuntimeOptions o;
+    if (options) {
+      if (options->cache_dir)
+        o.cache_dir = options->cache_dir;
+      if (options->no_compile == 0 || options->no_compile == 1)
+        o.no_compile = options->no_compile == 1;
+      else if (options->no_compile != -1)
+        throw moejit::Error(moejit::ErrorCode::InvalidArgument,
+                            "options.no_compile must be -1, 0 or 1");
+      if (options->tuning >= MOEJIT_TUNING_RECORDS && options->tuning <= MOEJIT_TUNING_FIRST_USE)
+        o.tuning = static_cast<moejit::Tuning>(options->tuning);
+      else if (options->tuning != MOEJIT_TUNING_UNSET)
+        throw moejit::Error(moejit::ErrorCode::InvalidArgument,
+                            "options.tuning must be one of MOEJIT_TUNING_*");
+    }
+    auto handle = std::make_unique<moejit_runtime>();
+    handle->runtime = std::make_unique<moejit::Runtime>(device, std::move(o));
+    *out = handle.release();
+  });
+}
+
+void moejit_runtime_destroy(moejit_runtime *runtime) { delete runtime; }
+
+moejit_status moejit_cache_stats_get(const moejit_runtime *runtime, moejit_cache_stats *out) {
+  moejit_status status = MOEJIT_OK;
+  if (!runtime)
+    return fail(MOEJIT_INVALID_ARGUMENT, "runtime is NULL");
+  if (!validStruct(out, "out", status))
+    return status;
+  const moejit::CacheStats s = runtime->runtime->cache_stats();
+  out->hits = s.hits;
+  out->misses = s.misses;
+  out->compiles = s.compiles;
+  out->memory_only = s.memory_only ? 1 : 0;
+  return MOEJIT_OK;
+}
+
+moejit_status moejit_get(moejit_runtime *runtime, const moejit_shape *shape, moejit_kernels **out) {
+  if (!out)
+    return fail(MOEJIT_INVALID_ARGUMENT, "out is NULL");
+  *out = nullptr;
+  if (!runtime || !shape)
+    return fail(MOEJIT_INVALID_ARGUMENT, !runtime ? "runtime is NULL" : "shape is NULL");
+  return guarded([&] {
+    auto handle = std::make_unique<moejit_kernels>();
+    handle->kernels = runtime->runtime->get(shapeOf(*shape));
+    *out = handle.release();
+  });
+}
+
+void moejit_kernels_release(moejit_kernels *kernels) { delete kernels; }
+
+moejit_status moejit_workspace_bytes(const moejit_kernels *kernels, int64_t tokens, size_t *out) {
+  if (!kernels || !out)
+    return fail(MOEJIT_INVALID_ARGUMENT, !kernels ? "kernels is NULL" : "out is NULL");
+  return guarded([&] { *out = kernels->kernels->workspace_bytes(tokens); });
+}
+
+moejit_status moejit_run(const moejit_kernels *kernels, const moejit_args *args, void *stream) {
+  moejit_status status = MOEJIT_OK;
+  if (!kernels)
+    return fail(MOEJIT_INVALID_ARGUMENT, "kernels is NULL");
+  if (!validStruct(args, "args", status))
+    return status;
+  return guarded([&] {
+    const moejit::MoeArgs a{args->x,           args->gate_up_proj,  args->down_proj,
+                            args->top_k_index, args->top_k_weights, args->y,
+                            args->tokens,      args->workspace,     args->workspace_bytes};
+    kernels->kernels->run(a, stream);
+  });
+}
+
+moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const char *gpu,
+                          const char *cache_dir, moejit_warm_report *report) {
+  moejit_status status = MOEJIT_OK;
+  if (!shape || !arch)
+    return fail(MOEJIT_INVALID_ARGUMENT, !shape ? "shape is NULL" : "arch is NULL");
+  if (report && !validStruct(report, "report", status))
+    return status;
+  return guarded([&] {
+    moejit::store::CubinStore store(cache_dir ? cache_dir : "");
+    auto built =
+        moejit::unwrapOrThrow(moejit::api::warmShape(shapeOf(*shape), arch, gpu ? gpu : "", store));
+    uint64_t compiled = 0, not_saved = 0;
+    std::string why;
+    for (const moejit::runtime::BuiltKernel &b : built) {
+      compiled += b.from_cache ? 0 : 1;
+      if (!b.not_saved.empty()) {
+        ++not_saved;
+        why = b.not_saved;
+      }
+    }
+    if (report) {
+      report->kernels = built.size();
+      report->compiled = compiled;
+      report->not_saved = not_saved;
+    }
+    if (not_saved > 0)
+      throw moejit::Error(moejit::ErrorCode::InvalidArgument,
+                          std::to_string(not_saved) + " of " + std::to_string(built.size()) +
+                              " kernels were compiled but not saved: " + why);
+  });
+}
+
+void moejit_set_log_callback(moejit_log_callback callback, void *user) {
+  moejit::setLogCallback(callback, user);
+}
+
+} // extern "C"

@@ -1,0 +1,40 @@
+#include "api/warm.h"
+
+#include "nvrtc/compile.h"
+#include "tune/plan_lookup.h"
+#include "tune/record.h"
+#include "workload/shape.h"
+
+namespace moejit::api {
+
+std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
+                                       const std::string &gpu, const std::string &root) {
+  std::vector<runtime::Plan> plans{runtime::heuristicPlan(shape, arch)};
+  if (!gpu.empty()) {
+    plans.push_back(tune::choosePlan(shape, arch, gpu, root));
+    return plans;
+  }
+  const std::string id = workload::workloadId(shape);
+  for (const tune::TuningRecord &r : tune::shippedRecords())
+    if (r.workload_id == id && r.arch == arch) {
+      if (auto plan = tune::planFromRecord(r, shape, arch))
+        plans.push_back(*plan);
+      else
+        llvm::consumeError(plan.takeError());
+    }
+  return plans;
+}
+
+llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shape,
+                                                            const std::string &arch,
+                                                            const std::string &gpu,
+                                                            store::CubinStore &store) {
+  if (llvm::Error e = nvrtc::checkArch(arch))
+    return std::move(e);
+  if (llvm::Error e = workload::validateShape(shape))
+    return std::move(e);
+  const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
+  return runtime::buildKernels(specs, arch, store);
+}
+
+} // namespace moejit::api

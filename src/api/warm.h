@@ -1,0 +1,31 @@
+// Warming a cache: every kernel a deployment of a shape may use, built into
+// a store (from the cache or with NVRTC), for a named arch and without a
+// GPU. Shared by `moejit warm` and the C ABI's moejit_warm.
+#pragma once
+
+#include "moejit/moejit.hpp"
+#include "runtime/builder.h"
+#include "runtime/planner.h"
+#include "store/cubin_store.h"
+
+#include <llvm/Support/Error.h>
+
+#include <string>
+#include <vector>
+
+namespace moejit::api {
+
+/// The plans whose kernels a deployment on `gpu` may use: the heuristic's
+/// (MOEJIT_TUNING=heuristic), the record or shipped table for that GPU, or,
+/// with no GPU named, every shipped table of the workload for this arch.
+std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
+                                       const std::string &gpu, const std::string &root);
+
+/// Builds every kernel of plansToWarm into `store`; `arch` is checked first
+/// (nvrtc::checkArch), so a bad one compiles and writes nothing.
+llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shape,
+                                                            const std::string &arch,
+                                                            const std::string &gpu,
+                                                            store::CubinStore &store);
+
+} // namespace moejit::api
