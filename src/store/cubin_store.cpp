@@ -252,8 +252,9 @@ std::optional<Entry> CubinStore::readEntry(const EntryName &name, bool report_co
     const std::string why = errorMessage(dir.takeError());
     if (errnum == 0) // a refusal: a link, a special file, an untrusted folder
       warnRefused(why);
-    else
-      warnOnce("unreadable:" + path, fmt::format("cannot read cache entry {}: {}", path, why));
+    else // once per root and reason, not once per entry
+      warnOnce("unreadable:" + root_ + why,
+               fmt::format("cannot read the cache under {}: {}", root_, why));
     return std::nullopt;
   }
   if (!*dir)
