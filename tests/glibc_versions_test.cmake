@@ -1,0 +1,23 @@
+# The binaries load on glibc 2.35: no imported symbol needs a newer
+# GLIBC_ version. BINARIES is a ;-list of paths.
+foreach(binary ${BINARIES})
+  execute_process(COMMAND objdump -T ${binary} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "objdump -T ${binary} failed: ${err}")
+  endif()
+  string(REGEX MATCHALL "GLIBC_2\\.[0-9]+" versions "${out}")
+  list(REMOVE_DUPLICATES versions)
+  set(newest 0)
+  foreach(v ${versions})
+    string(REGEX REPLACE "GLIBC_2\\." "" minor "${v}")
+    if(minor GREATER 35)
+      string(REGEX MATCHALL "[^\n]*${v}[^\n]*" lines "${out}")
+      message(FATAL_ERROR "${binary} needs ${v}:\n${lines}")
+    endif()
+    if(minor GREATER newest)
+      set(newest ${minor})
+    endif()
+  endforeach()
+  message(STATUS "${binary}: newest GLIBC_2.${newest}")
+endforeach()
