@@ -28,7 +28,7 @@ install(FILES ${PROJECT_BINARY_DIR}/moejitConfig.cmake
 # pkg-config: the shared library; `--static` adds what libmoejit.a needs.
 string(JOIN " " MOEJIT_PC_PRIVATE
   ${MOEJIT_LLVM_ROOT}/lib/libLLVMSupport.a ${MOEJIT_LLVM_ROOT}/lib/libLLVMDemangle.a
-  -L${CUDAToolkit_LIBRARY_DIR} -lnvrtc -ltinfo -lpthread -ldl)
+  -ltinfo -lpthread -ldl)
 file(RELATIVE_PATH MOEJIT_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/moejit.pc.in ${PROJECT_BINARY_DIR}/moejit.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/moejit.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

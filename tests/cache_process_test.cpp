@@ -262,7 +262,7 @@ TEST(CacheProcesses, PublishCutShortKeepsTheOldEntry) {
   testkit::TempDir dir("moejit-cache-process-test");
   store::Entry old_entry;
   old_entry.cubin = std::string(1000, '\x01');
-  old_entry.meta = {"", "moe_old", "sm_80", 1, 0, 0, 1};
+  old_entry.meta = {"", "moe_old", "sm_80", "13.0", 1, 0, 0, 1};
   const store::EntryName name{"id", "k", "moe_old", "sm_80"};
   store::CubinStore(dir.path).publish(name, old_entry);
   const pid_t pid = ::fork();
@@ -363,7 +363,7 @@ TEST(CacheProcesses, PruneKeepsTheEntryAnotherProcessHolds) {
   const std::string id(64, 'a');
   store::Entry e;
   e.cubin = std::string(4096, '\x01');
-  e.meta = {"", "moe_test", "sm_80", 1, 0, 0, 1};
+  e.meta = {"", "moe_test", "sm_80", "13.0", 1, 0, 0, 1};
   {
     store::CubinStore s(root);
     for (const char *k : {"k1", "k2", "k3"})
@@ -418,7 +418,7 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   const std::string id(64, 'b');
   store::Entry e;
   e.cubin = std::string(2048, '\x02');
-  e.meta = {"", "moe_listed_kernel", "sm_80", 1, 0, 0, 1};
+  e.meta = {"", "moe_listed_kernel", "sm_80", "13.0", 1, 0, 0, 1};
   auto name = [&](const char *key) {
     return store::EntryName{id, key, "moe_listed_kernel", "sm_80"};
   };
@@ -595,4 +595,24 @@ TEST(CacheProcesses, VerifyFixThroughALinkTouchesNothingOutside) {
   }
   const CliRun warm = runCli(warmArgs(root), dir.path + "/warm2");
   EXPECT_EQ(warm.rc, 0) << warm.err;
+}
+
+TEST(CacheProcesses, WarmedCacheNeedsNoNvrtc) {
+  testkit::TempDir dir("moejit-cache-process-test");
+  const std::string root = dir.path + "/cache";
+  ASSERT_EQ(runCli(warmArgs(root), dir.path + "/warm").rc, 0);
+  auto noNvrtc = [] { ::setenv("MOEJIT_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1); };
+  // Every kernel is in the cache: no NVRTC is looked for, nothing fails.
+  const CliRun hits = runCli(warmArgs(root), dir.path + "/hits", noNvrtc);
+  EXPECT_EQ(hits.rc, 0) << hits.err;
+  WarmCounts c;
+  ASSERT_TRUE(parseWarm(hits.out, c)) << hits.out;
+  EXPECT_EQ(c.hits, kernelCount());
+  EXPECT_EQ(c.compiles, 0u);
+  EXPECT_NE(hits.out.find("NVRTC none"), std::string::npos) << hits.out;
+  // Something to compile: a typed error saying where NVRTC was looked for.
+  const CliRun cold = runCli(warmArgs(dir.path + "/cold"), dir.path + "/cold", noNvrtc);
+  EXPECT_EQ(cold.rc, 1);
+  EXPECT_NE(cold.err.find("no NVRTC 13 could be loaded"), std::string::npos) << cold.err;
+  EXPECT_NE(cold.err.find("/nonexistent/libnvrtc.so.13"), std::string::npos) << cold.err;
 }

@@ -52,7 +52,7 @@ Entry sampleEntry() {
                         "ELF",
                         4) +
             std::string(500, '\x03');
-  e.meta = {"", "moe_hostile_kernel", "sm_90a", 64, 0, 0, 1};
+  e.meta = {"", "moe_hostile_kernel", "sm_90a", "13.0", 64, 0, 0, 1};
   return e;
 }
 
@@ -524,4 +524,16 @@ TEST(HostileCache, NamesThatWouldWalkOutOfAFolderAreRefused) {
   CubinStore s(dir.path + "/cache");
   EXPECT_FALSE(s.publish(name("k", "../escape"), sampleEntry()).not_saved.empty());
   EXPECT_FALSE(exists(dir.path + "/escape"));
+}
+
+TEST(HostileCache, EntryOfAnotherNvrtcIsRebuiltWhereNvrtcIsThere) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  EntryName old_build = name("k");
+  old_build.nvrtc = "13.9";
+  ASSERT_TRUE(CubinStore(root).publish(old_build, sampleEntry()).not_saved.empty());
+  EntryName current = name("k");
+  current.nvrtc = "13.0";
+  EXPECT_FALSE(CubinStore(root).load(current)) << "built by another NVRTC: rebuilt";
+  EXPECT_TRUE(CubinStore(root).load(name("k"))) << "no NVRTC to compare with: any build";
 }

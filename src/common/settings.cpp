@@ -32,6 +32,14 @@ const std::vector<Setting> &registry() {
        false,
        "spdlog level; `info` logs each compile's start, end and duration",
        {"trace", "debug", "info", "warn", "error", "critical", "off"}},
+      {"MOEJIT_NVRTC_LIBRARY",
+       Type::Path,
+       "the NVRTC the process has loaded, else `libnvrtc.so.13` on the loader's path, else "
+       "`/usr/local/cuda/lib64/libnvrtc.so.13`",
+       false,
+       "the NVRTC library to compile with, and no other (needed only when something is "
+       "compiled; its major version must be moejit's)",
+       {}},
       {"MOEJIT_NO_COMPILE",
        Type::Bool,
        "`0`",

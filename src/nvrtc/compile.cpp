@@ -4,12 +4,12 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/safe_fs.h"
+#include "nvrtc/library.h"
 
 #include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/ADT/StringExtras.h>
 #include <llvm/Support/Path.h>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -27,14 +27,21 @@ std::string archForComputeCapability(int major, int minor) {
 
 namespace {
 
-/// The real architectures this NVRTC compiles for (75, 80, 86, ...).
+/// The real architectures this NVRTC compiles for (75, 80, 86, ...); empty
+/// without NVRTC (then only the spelling rules apply: nothing will be
+/// compiled anyway).
 const std::vector<int> &supportedArchs() {
   static const std::vector<int> archs = [] {
-    int count = 0;
     std::vector<int> out;
-    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    auto lib = library();
+    if (!lib) {
+      llvm::consumeError(lib.takeError());
+      return out;
+    }
+    int count = 0;
+    if ((*lib)->nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
       out.resize(static_cast<size_t>(count));
-      if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS)
+      if ((*lib)->nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS)
         out.clear();
     }
     return out;
@@ -56,7 +63,7 @@ llvm::Error checkArch(const std::string &arch) {
        !rest.getAsInteger(10, number);
   const std::vector<int> &known = supportedArchs();
   ok = ok && number >= 80 && (!specific || number >= 90) &&
-       std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end();
+       (known.empty() || std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end());
   if (ok)
     return llvm::Error::success();
   std::string allowed;
@@ -64,6 +71,8 @@ llvm::Error checkArch(const std::string &arch) {
     if (a >= 80)
       allowed += fmt::format("{}sm_{}{}", allowed.empty() ? "" : ", ", a,
                              a >= 90 ? fmt::format(", sm_{}a", a) : "");
+  if (allowed.empty())
+    allowed = "sm_80, sm_86, sm_89, sm_90, sm_90a and newer";
   return makeError(ErrorCode::InvalidArgument,
                    "unsupported target '{}': expected one of {} (sm_80 and newer that NVRTC {} "
                    "compiles for; the a suffix from sm_90 on)",
@@ -71,9 +80,11 @@ llvm::Error checkArch(const std::string &arch) {
 }
 
 std::string version() {
-  int major = 0, minor = 0;
-  nvrtcVersion(&major, &minor);
-  return fmt::format("{}.{}", major, minor);
+  auto lib = library();
+  if (lib)
+    return (*lib)->version;
+  llvm::consumeError(lib.takeError());
+  return "none";
 }
 
 std::vector<std::string> compileOptions(const std::string &arch) {
@@ -135,12 +146,12 @@ std::string keepSource(const std::string &kernel_name, const std::string &source
   return (*dir)->pathOf(name);
 }
 
-std::string programLog(nvrtcProgram program) {
+std::string programLog(const Library &lib, nvrtcProgram program) {
   size_t size = 0;
-  nvrtcGetProgramLogSize(program, &size);
+  lib.nvrtcGetProgramLogSize(program, &size);
   std::string log(size, '\0');
   if (size)
-    nvrtcGetProgramLog(program, log.data());
+    lib.nvrtcGetProgramLog(program, log.data());
   while (!log.empty() && (log.back() == '\0' || log.back() == '\n'))
     log.pop_back();
   return log;
@@ -150,6 +161,10 @@ std::string programLog(nvrtcProgram program) {
 
 llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std::string &source,
                                        const std::string &arch) {
+  auto loaded = library();
+  if (!loaded)
+    return loaded.takeError();
+  const Library &lib = **loaded;
   if (llvm::Error e = checkArch(arch))
     return e;
   const auto start = std::chrono::steady_clock::now();
@@ -159,26 +174,26 @@ llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std
     header_names.push_back(t.name);
   }
   nvrtcProgram program = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&program, source.c_str(), (kernel_name + ".cu").c_str(),
+  nvrtcResult rc = lib.nvrtcCreateProgram(&program, source.c_str(), (kernel_name + ".cu").c_str(),
                                       static_cast<int>(header_text.size()), header_text.data(),
                                       header_names.data());
   if (rc != NVRTC_SUCCESS)
     return makeError(ErrorCode::CompileFailed, "nvrtcCreateProgram failed for {}: {}", kernel_name,
-                     nvrtcGetErrorString(rc));
+                     lib.nvrtcGetErrorString(rc));
   const std::vector<std::string> options = compileOptions(arch);
   std::vector<const char *> option_ptrs;
   for (const std::string &o : options)
     option_ptrs.push_back(o.c_str());
-  rc = nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  rc = lib.nvrtcCompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
   CompiledKernel result;
-  result.log = programLog(program);
+  result.log = programLog(lib, program);
   if (rc == NVRTC_SUCCESS) {
     size_t size = 0;
-    nvrtcGetCUBINSize(program, &size);
+    lib.nvrtcGetCUBINSize(program, &size);
     result.cubin.resize(size);
-    nvrtcGetCUBIN(program, result.cubin.data());
+    lib.nvrtcGetCUBIN(program, result.cubin.data());
   }
-  nvrtcDestroyProgram(&program);
+  lib.nvrtcDestroyProgram(&program);
   if (rc != NVRTC_SUCCESS) {
     std::string joined;
     for (const std::string &o : options)
@@ -186,7 +201,7 @@ llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std
     return makeError(ErrorCode::CompileFailed,
                      "NVRTC failed to compile {} for {}: {}\noptions: {}\n"
                      "source kept at: {}\nlog:\n{}",
-                     kernel_name, arch, nvrtcGetErrorString(rc), joined,
+                     kernel_name, arch, lib.nvrtcGetErrorString(rc), joined,
                      keepSource(kernel_name, source), result.log);
   }
   result.resources = parseResources(result.log);

@@ -32,7 +32,8 @@ std::string archForComputeCapability(int major, int minor);
 /// InvalidArgument listing what is allowed otherwise.
 llvm::Error checkArch(const std::string &arch);
 
-/// "13.0": part of every cache key.
+/// "13.0": the loaded NVRTC's version ("none" without one). Entries and
+/// tuning records note it; cache keys hold majorVersion() (library.h).
 std::string version();
 
 /// The options every compile uses for `arch`, in order.

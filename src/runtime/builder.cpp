@@ -4,6 +4,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "nvrtc/compile.h"
+#include "nvrtc/library.h"
 #include "workload/shape.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -20,7 +21,7 @@ EntryKeyInputs entryKeyInputs(const KernelSpec &spec, const std::string &source,
                               const std::string &arch) {
   return {spec.name(),
           arch,
-          nvrtc::version(),
+          std::to_string(nvrtc::majorVersion()),
           codegen::kGeneratorVersion,
           codegen::templatesHash(),
           workload::sha256Hex(source),
@@ -90,7 +91,12 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     const std::string id = workload::workloadId(spec.shape);
     const std::string source = codegen::generateSource(spec);
     const std::string key = entryKey(spec, source, arch);
-    const store::EntryName name{id, key, spec.name(), arch};
+    // An entry built by another NVRTC minor version is rebuilt where this
+    // process has an NVRTC; without one (a warmed, no-compile deployment)
+    // any build of the key will do.
+    const std::string nvrtc_version = nvrtc::version();
+    const store::EntryName name{id, key, spec.name(), arch,
+                                nvrtc_version == "none" ? std::string() : nvrtc_version};
     if (std::optional<store::Entry> hit = store.load(name)) {
       r.kernel.entry = std::move(*hit);
       r.kernel.from_cache = true;
@@ -131,6 +137,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     e.meta = {key,
               spec.name(),
               arch,
+              nvrtc_version,
               compiled->resources.registers,
               compiled->resources.spill_bytes,
               compiled->resources.static_shared_bytes,

@@ -33,7 +33,7 @@ std::string entryKey(const codegen::KernelSpec &spec, const std::string &source,
 struct EntryKeyInputs {
   std::string kernel;        ///< kernel name (spells shape and tile config)
   std::string arch;          ///< with its suffix, e.g. "sm_90a"
-  std::string nvrtc_version; ///< nvrtc::version()
+  std::string nvrtc_version; ///< nvrtc::majorVersion(): known without NVRTC
   int generator_version = 0; ///< codegen::kGeneratorVersion
   std::string templates_hash;
   std::string source_hash; ///< sha256 of the generated unit

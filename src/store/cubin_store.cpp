@@ -47,6 +47,7 @@ std::string metaJson(const EntryMeta &m) {
   llvm::json::Object o{{"key", m.key},
                        {"kernel", m.kernel},
                        {"arch", m.arch},
+                       {"nvrtc", m.nvrtc},
                        {"registers", m.registers},
                        {"spill_bytes", m.spill_bytes},
                        {"static_shared_bytes", m.static_shared_bytes},
@@ -81,7 +82,8 @@ std::string parseMeta(llvm::StringRef text, EntryMeta &m) {
   m.compile_ms = ms ? *ms : 0;
   if (!str("key", m.key))
     return "metadata has no key (written by an older moejit)";
-  if (!(str("kernel", m.kernel) && str("arch", m.arch) && num("registers", m.registers) &&
+  if (!(str("kernel", m.kernel) && str("arch", m.arch) && str("nvrtc", m.nvrtc) &&
+        num("registers", m.registers) &&
         num("spill_bytes", m.spill_bytes) && num("static_shared_bytes", m.static_shared_bytes)))
     return "unreadable metadata";
   return {};
@@ -172,6 +174,8 @@ std::string entryMismatch(const EntryMeta &meta, const EntryName &name) {
   compare("key", meta.key, name.key);
   compare("kernel", meta.kernel, name.kernel);
   compare("arch", meta.arch, name.arch);
+  if (!name.nvrtc.empty())
+    compare("nvrtc", meta.nvrtc, name.nvrtc);
   return wrong.empty() ? wrong : "it is another entry: " + wrong;
 }
 
@@ -336,6 +340,8 @@ Published CubinStore::publish(const EntryName &name, const Entry &entry) {
   stored.meta.key = name.key;
   stored.meta.kernel = name.kernel;
   stored.meta.arch = name.arch;
+  if (!name.nvrtc.empty())
+    stored.meta.nvrtc = name.nvrtc;
   stored.lease = nullptr;
   WriteError error{"no cache root", 0};
   if (!root_.empty()) {

@@ -43,12 +43,15 @@ struct EntryName {
   std::string key;
   std::string kernel;
   std::string arch;
+  /// The NVRTC version it must have been built by; empty: any.
+  std::string nvrtc;
 };
 
 struct EntryMeta {
   std::string key;    ///< the entry key the file was published under
   std::string kernel; ///< kernel name
   std::string arch;
+  std::string nvrtc; ///< the NVRTC version that built it ("13.0")
   int registers = 0;
   int spill_bytes = 0;
   int static_shared_bytes = 0;
