@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Packs what a GPU check needs into build-gpu/ (ignored; carry it, the whole
 # build/ folder is over the device tool's 64 MiB): the CLI, the GPU test
-# binaries and, with an argument, a second CLI to A/B against
+# binaries, the C ABI host with libmoejit.so and, with an argument, a second CLI to A/B against
 # (build-gpu/moejit-base). Run from the repository root after a build.
 set -euo pipefail
 rm -rf build-gpu && mkdir -p build-gpu
-cp build/moejit build/tests/runtime_gpu_test build/tests/tune_gpu_test build-gpu/
+cp build/moejit build/tests/runtime_gpu_test build/tests/tune_gpu_test \
+  build/tests/c_abi_consumer build-gpu/
+cp -P build/libmoejit.so* build-gpu/
 [ $# -eq 0 ] || cp "$1" build-gpu/moejit-base
 git log --oneline -1 > build-gpu/commit.txt
 du -sh build-gpu

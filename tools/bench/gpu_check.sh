@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, over build-gpu/ (tools/bench/bundle.sh): the GPU test
-# suites, a memcheck pass over the small cases, and, where
+# suites, the C ABI host, a memcheck pass over the small cases, and, where
 # build-gpu/moejit-base exists, an A/B of T=128 and T=8192 (E=128),
 # alternating the two binaries twice so heat and drift hit both. Logs go to
 # $OUT/logs.tar.gz; a summary is printed last.
@@ -17,6 +17,10 @@ for t in runtime_gpu_test tune_gpu_test; do
   MOEJIT_CACHE_DIR=$(mktemp -d) ./$b/$t > "$logs/$t.log" 2>&1
   echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/$t.log" | tr '\n' ' ')" >> "$summary"
 done
+# The C ABI host on a machine with a GPU (its runtime is created for real).
+LD_LIBRARY_PATH=$b MOEJIT_LOG_LEVEL=info ./$b/c_abi_consumer "$(mktemp -d)/c_abi" \
+  > "$logs/c_abi.log" 2>&1
+echo "c_abi_consumer rc=$? $(tail -1 "$logs/c_abi.log")" >> "$summary"
 MOEJIT_CACHE_DIR=$(mktemp -d) compute-sanitizer --tool memcheck --print-limit 5 \
   ./$b/runtime_gpu_test --gtest_filter='OddSizes*:KAndExperts*:Routings*outofrange*:Runtime.*' \
   > "$logs/memcheck.log" 2>&1
