@@ -5,6 +5,13 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
+if(SKBUILD)
+  # pip install (pyproject.toml): the wheel holds the shared library inside
+  # the Python package, which loads it by path; nothing else is installed.
+  install(FILES $<TARGET_FILE:moejit_shared> DESTINATION moejit RENAME libmoejit.so)
+  return()
+endif()
+
 install(TARGETS moejit_shared moejit_static EXPORT moejitTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})

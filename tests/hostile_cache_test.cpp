@@ -4,6 +4,7 @@
 // valid entries under another key's name, a disk that fills up, crashed
 // writers' leftovers. Nothing outside the root may change, nothing may
 // block or crash, and untrusted files are never loaded.
+#include "api/warm.h"
 #include "common/error.h"
 #include "common/safe_fs.h"
 #include "nvrtc/compile.h"
@@ -363,10 +364,7 @@ TEST(HostileCache, DeepOrHugeJsonIsAWarningNotACrash) {
   auto parsed = tune::parseRecord(deep);
   ASSERT_FALSE(static_cast<bool>(parsed));
   EXPECT_NE(errorMessage(parsed.takeError()).find("nested more than"), std::string::npos);
-  auto checkRecord = [](const safefs::Dir &d, llvm::StringRef n) -> std::string {
-    auto r = tune::readRecordFile(d, n);
-    return r ? std::string() : errorMessage(r.takeError());
-  };
+  const store::RecordCheck checkRecord = api::recordCheck();
   auto report = verifyCache(root, false, checkRecord);
   ASSERT_TRUE(static_cast<bool>(report));
   EXPECT_TRUE(mentions(report->records, path, "nested more than")) << path;

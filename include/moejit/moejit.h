@@ -158,6 +158,32 @@ MOEJIT_C_API moejit_status moejit_run(const moejit_kernels *kernels, const moeji
 MOEJIT_C_API moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const char *gpu,
                                        const char *cache_dir, moejit_warm_report *report);
 
+/** What moejit_cache_verify or moejit_cache_prune found and did. */
+typedef struct moejit_cache_report {
+  size_t struct_size;
+  uint64_t entries_ok;  /**< entries that decode and are what their name says */
+  uint64_t corrupt;     /**< entries that do not */
+  uint64_t refused;     /**< links, special files, untrusted folders */
+  uint64_t bad_records; /**< tuning records that do not read back */
+  uint64_t temporary;   /**< temporary files (stale or being written) */
+  uint64_t stale_locks; /**< lock files nobody holds */
+  uint64_t removed;     /**< files removed */
+  uint64_t entry_bytes; /**< entry bytes left (prune) */
+  int32_t ok;           /**< verify: no corrupt entry, refused file or bad record is left */
+} moejit_cache_report;
+#define MOEJIT_CACHE_REPORT_INIT                                                                   \
+  { sizeof(moejit_cache_report), 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/** `moejit cache verify [--fix]` of the root at `cache_dir` (NULL: the
+ *  default root): checks every entry and tuning record; with `fix`,
+ *  removes what is corrupt, links, special files and leftovers. */
+MOEJIT_C_API moejit_status moejit_cache_verify(const char *cache_dir, int fix,
+                                               moejit_cache_report *report);
+/** `moejit cache prune --max-size`: least recently used entries go until the
+ *  entries total at most `max_bytes`; entries in use are kept. */
+MOEJIT_C_API moejit_status moejit_cache_prune(const char *cache_dir, uint64_t max_bytes,
+                                              moejit_cache_report *report);
+
 /** Log levels passed to a log callback (spdlog's). */
 enum {
   MOEJIT_LOG_TRACE = 0,

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "moejit/moejit.hpp"
+#include "store/cache_admin.h"
 
 #include <cstring>
 #include <exception>
@@ -194,6 +195,61 @@ moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const cha
       throw moejit::Error(moejit::ErrorCode::InvalidArgument,
                           std::to_string(not_saved) + " of " + std::to_string(built.size()) +
                               " kernels were compiled but not saved: " + why);
+  });
+}
+
+namespace {
+/// The cache root a C caller names, or the default one.
+std::string rootOf(const char *cache_dir) {
+  const std::string root = cache_dir && *cache_dir ? cache_dir : moejit::store::defaultRoot();
+  if (root.empty())
+    throw moejit::Error(moejit::ErrorCode::InvalidArgument,
+                        "no cache root: no home folder; name one or set MOEJIT_CACHE_DIR");
+  return root;
+}
+} // namespace
+
+moejit_status moejit_cache_verify(const char *cache_dir, int fix, moejit_cache_report *report) {
+  moejit_status status = MOEJIT_OK;
+  if (!validStruct(report, "report", status))
+    return status;
+  return guarded([&] {
+    const moejit::store::VerifyReport r = moejit::unwrapOrThrow(
+        moejit::store::verifyCache(rootOf(cache_dir), fix != 0, moejit::api::recordCheck()));
+    auto removed = [](const std::vector<moejit::store::Finding> &findings) {
+      uint64_t n = 0;
+      for (const moejit::store::Finding &f : findings)
+        n += f.removed ? 1 : 0;
+      return n;
+    };
+    report->entries_ok = r.entries_ok;
+    report->corrupt = r.corrupt.size();
+    report->refused = r.refused.size();
+    report->bad_records = r.records.size();
+    report->temporary = r.temps.size();
+    report->stale_locks = r.stale_locks.size();
+    report->removed = removed(r.corrupt) + removed(r.refused) + removed(r.records) +
+                      removed(r.temps) + removed(r.stale_locks);
+    report->entry_bytes = 0;
+    report->ok = r.ok() ? 1 : 0;
+  });
+}
+
+moejit_status moejit_cache_prune(const char *cache_dir, uint64_t max_bytes,
+                                 moejit_cache_report *report) {
+  moejit_status status = MOEJIT_OK;
+  if (!validStruct(report, "report", status))
+    return status;
+  return guarded([&] {
+    const moejit::store::PruneReport r =
+        moejit::unwrapOrThrow(moejit::store::pruneCache(rootOf(cache_dir), max_bytes));
+    *report = MOEJIT_CACHE_REPORT_INIT;
+    report->refused = r.refused.size();
+    report->temporary = r.temps.size();
+    report->removed = r.removed.size() + r.temps.size() + r.locks.size();
+    report->entries_ok = r.final_entries;
+    report->entry_bytes = r.final_bytes;
+    report->ok = r.errors.empty() ? 1 : 0;
   });
 }
 

@@ -1,5 +1,6 @@
 #include "api/warm.h"
 
+#include "common/error.h"
 #include "nvrtc/compile.h"
 #include "tune/plan_lookup.h"
 #include "tune/record.h"
@@ -35,6 +36,13 @@ llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shap
     return std::move(e);
   const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
   return runtime::buildKernels(specs, arch, store);
+}
+
+store::RecordCheck recordCheck() {
+  return [](const safefs::Dir &dir, llvm::StringRef name) -> std::string {
+    auto record = tune::readRecordFile(dir, name);
+    return record ? std::string() : errorMessage(record.takeError());
+  };
 }
 
 } // namespace moejit::api

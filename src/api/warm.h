@@ -1,4 +1,4 @@
-// Warming a cache: every kernel a deployment of a shape may use, built into
+// Warming and checking a cache: every kernel a deployment of a shape may use, built into
 // a store (from the cache or with NVRTC), for a named arch and without a
 // GPU. Shared by `moejit warm` and the C ABI's moejit_warm.
 #pragma once
@@ -6,6 +6,7 @@
 #include "moejit/moejit.hpp"
 #include "runtime/builder.h"
 #include "runtime/planner.h"
+#include "store/cache_admin.h"
 #include "store/cubin_store.h"
 
 #include <llvm/Support/Error.h>
@@ -27,5 +28,9 @@ llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shap
                                                             const std::string &arch,
                                                             const std::string &gpu,
                                                             store::CubinStore &store);
+
+/// The tuning-record check `cache verify` hands to store::verifyCache
+/// (tune::readRecordFile): records are the tune stage's format.
+store::RecordCheck recordCheck();
 
 } // namespace moejit::api

@@ -63,7 +63,8 @@ llvm::Error checkArch(const std::string &arch) {
        !rest.getAsInteger(10, number);
   const std::vector<int> &known = supportedArchs();
   ok = ok && number >= 80 && (!specific || number >= 90) &&
-       (known.empty() || std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end());
+       (known.empty() ||
+        std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end());
   if (ok)
     return llvm::Error::success();
   std::string allowed;
@@ -175,8 +176,8 @@ llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std
   }
   nvrtcProgram program = nullptr;
   nvrtcResult rc = lib.nvrtcCreateProgram(&program, source.c_str(), (kernel_name + ".cu").c_str(),
-                                      static_cast<int>(header_text.size()), header_text.data(),
-                                      header_names.data());
+                                          static_cast<int>(header_text.size()), header_text.data(),
+                                          header_names.data());
   if (rc != NVRTC_SUCCESS)
     return makeError(ErrorCode::CompileFailed, "nvrtcCreateProgram failed for {}: {}", kernel_name,
                      lib.nvrtcGetErrorString(rc));

@@ -20,7 +20,7 @@ struct Loaded {
 /// Resolves every function from `handle`; empty, or what is missing.
 std::string resolve(void *handle, Library &l) {
 #define MOEJIT_NVRTC_RESOLVE(fn)                                                                   \
-  l.fn = reinterpret_cast<decltype(&::fn)>(dlsym(handle, #fn));                                   \
+  l.fn = reinterpret_cast<decltype(&::fn)>(dlsym(handle, #fn));                                    \
   if (!l.fn)                                                                                       \
     return "it lacks " #fn;
   MOEJIT_NVRTC_FUNCTIONS(MOEJIT_NVRTC_RESOLVE)

@@ -24,9 +24,10 @@ int majorVersion();
 // Every NVRTC function moejit uses.
 #define MOEJIT_NVRTC_FUNCTIONS(X)                                                                  \
   X(nvrtcVersion)                                                                                  \
-  X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)                    \
-      X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcDestroyProgram)                          \
-          X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
+  X(nvrtcGetErrorString)                                                                           \
+  X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs) X(nvrtcCreateProgram)                     \
+      X(nvrtcCompileProgram) X(nvrtcDestroyProgram) X(nvrtcGetProgramLogSize)                      \
+          X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN)
 
 struct Library {
 #define MOEJIT_NVRTC_DECLARE(fn) decltype(&::fn) fn = nullptr;

@@ -83,8 +83,8 @@ std::string parseMeta(llvm::StringRef text, EntryMeta &m) {
   if (!str("key", m.key))
     return "metadata has no key (written by an older moejit)";
   if (!(str("kernel", m.kernel) && str("arch", m.arch) && str("nvrtc", m.nvrtc) &&
-        num("registers", m.registers) &&
-        num("spill_bytes", m.spill_bytes) && num("static_shared_bytes", m.static_shared_bytes)))
+        num("registers", m.registers) && num("spill_bytes", m.spill_bytes) &&
+        num("static_shared_bytes", m.static_shared_bytes)))
     return "unreadable metadata";
   return {};
 }

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "store/cache_admin.h"
-#include "tune/record.h"
+#include "api/warm.h"
 
 #include <llvm/Support/Path.h>
 
@@ -94,13 +94,8 @@ void printFindings(const std::string &root, const char *label,
 }
 
 int verify(const std::string &root, bool fix) {
-  auto checkRecord = [](const safefs::Dir &dir, llvm::StringRef name) -> std::string {
-    auto record = tune::readRecordFile(dir, name);
-    if (!record)
-      return errorMessage(record.takeError());
-    return {};
-  };
-  const store::VerifyReport report = unwrapOrThrow(store::verifyCache(root, fix, checkRecord));
+  const store::VerifyReport report =
+      unwrapOrThrow(store::verifyCache(root, fix, api::recordCheck()));
   std::printf("cache root: %s\n", root.c_str());
   printFindings(root, "refused", report.refused);
   printFindings(root, "corrupt entry", report.corrupt);

@@ -1,0 +1,79 @@
+"""The moejit Python package as a user gets it from `pip install .` into a
+fresh virtual environment, without torch and without a GPU: the version,
+warming a cache for a named arch, typed errors, and the cache upkeep."""
+
+import glob
+import os
+import sys
+import tempfile
+import unittest
+
+import moejit
+
+SMALL = moejit.Shape(k=2, hidden=256, intermediate=128, experts=8)
+
+
+class Package(unittest.TestCase):
+    def setUp(self):
+        self.scratch = tempfile.TemporaryDirectory(prefix="moejit-python-test-")
+        self.root = os.path.join(self.scratch.name, "cache")
+
+    def tearDown(self):
+        self.scratch.cleanup()
+
+    def test_version_and_no_torch(self):
+        self.assertEqual(moejit.version(), "0.2.0")
+        self.assertEqual(moejit.__version__, "0.2.0")
+        self.assertNotIn("torch", sys.modules)
+        library = os.path.join(os.path.dirname(moejit.__file__), "libmoejit.so")
+        self.assertTrue(os.path.isfile(library))
+
+    def test_warm_compiles_then_finds_everything_cached(self):
+        (first,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        self.assertGreater(first.kernels, 0)
+        self.assertEqual(first.compiled, first.kernels)
+        self.assertEqual(first.not_saved, 0)
+        (again,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        self.assertEqual(again.compiled, 0)
+        self.assertEqual(again.kernels, first.kernels)
+
+    def test_errors_are_typed(self):
+        with self.assertRaises(moejit.MoejitError) as bad_arch:
+            moejit.warm([SMALL], "sm_80a", cache_dir=self.root)
+        self.assertEqual(bad_arch.exception.status, "INVALID_ARGUMENT")
+        self.assertIn("unsupported target 'sm_80a'", bad_arch.exception.message)
+        self.assertFalse(os.path.exists(self.root), "a bad arch writes nothing")
+        for shape in (moejit.Shape(2, 100, 128, 8), moejit.Shape(2, 256, 128, 8, "int8")):
+            with self.assertRaises(moejit.MoejitError) as bad_shape:
+                moejit.warm([shape], "sm_80", cache_dir=self.root)
+            self.assertEqual(bad_shape.exception.status, "INVALID_SHAPE")
+        not_a_folder = os.path.join(self.scratch.name, "a-file")
+        open(not_a_folder, "w").close()
+        with self.assertRaises(moejit.MoejitError) as unsaved:
+            moejit.warm([SMALL], "sm_80", cache_dir=not_a_folder)
+        self.assertIn("not saved", unsaved.exception.message)
+
+    def test_cache_verify_and_prune(self):
+        (warmed,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        report = moejit.cache_verify(self.root)
+        self.assertTrue(report.ok)
+        self.assertEqual(report.entries_ok, warmed.kernels)
+        entry = sorted(glob.glob(os.path.join(self.root, "v1", "*", "*.cubin")))[0]
+        with open(entry, "r+b") as f:
+            f.seek(100)
+            f.write(b"\xff\xff\xff\xff")
+        report = moejit.cache_verify(self.root)
+        self.assertFalse(report.ok)
+        self.assertEqual(report.corrupt, 1)
+        fixed = moejit.cache_verify(self.root, fix=True)
+        self.assertEqual(fixed.removed, 1)
+        self.assertTrue(moejit.cache_verify(self.root).ok)
+        pruned = moejit.cache_prune(0, cache_dir=self.root)
+        self.assertEqual(pruned.entry_bytes, 0)
+        self.assertEqual(pruned.entries_ok, 0)
+        with self.assertRaises(moejit.MoejitError):
+            moejit.cache_prune(-1, cache_dir=self.root)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
