@@ -44,3 +44,26 @@ execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model no-such-model --cac
 if(rc EQUAL 0 OR NOT err MATCHES "unknown model 'no-such-model'")
   message(FATAL_ERROR "an unknown model must be refused by name: ${err}")
 endif()
+# --check (and MOEJIT_NO_COMPILE=1) compiles nothing: the warmed cache is
+# complete; an empty one lists what is missing, exits 1 and stays empty.
+execute_process(COMMAND ${MOEJIT} warm --check --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "all ${compiled} kernels are in the cache")
+  message(FATAL_ERROR "warm --check of the warmed cache: ${rc} ${out} ${err}")
+endif()
+foreach(check "--check" "MOEJIT_NO_COMPILE=1")
+  if(check STREQUAL "--check")
+    set(command ${MOEJIT} warm --check)
+  else()
+    set(command ${CMAKE_COMMAND} -E env ${check} ${MOEJIT} warm)
+  endif()
+  execute_process(COMMAND ${command} --arch sm_90a --cache-dir ${WORK}-empty
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "${compiled} of ${compiled} kernels are missing"
+     OR NOT err MATCHES "missing: no-compile mode: kernel moe_route_count" OR out MATCHES "compiles [1-9]")
+    message(FATAL_ERROR "${check} of an empty cache must list the missing kernels and compile none: ${rc} ${out} ${err}")
+  endif()
+  if(EXISTS ${WORK}-empty)
+    message(FATAL_ERROR "${check} created the cache root")
+  endif()
+endforeach()

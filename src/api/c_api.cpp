@@ -179,11 +179,11 @@ moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const cha
         moejit::unwrapOrThrow(moejit::api::warmShape(shapeOf(*shape), arch, gpu ? gpu : "", store));
     uint64_t compiled = 0, not_saved = 0;
     std::string why;
-    for (const moejit::runtime::BuiltKernel &b : built) {
-      compiled += b.from_cache ? 0 : 1;
-      if (!b.not_saved.empty()) {
+    for (const moejit::runtime::BuildResult &r : built) {
+      compiled += r.kernel.from_cache ? 0 : 1;
+      if (!r.kernel.not_saved.empty()) {
         ++not_saved;
-        why = b.not_saved;
+        why = r.kernel.not_saved;
       }
     }
     if (report) {

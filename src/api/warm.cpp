@@ -26,16 +26,21 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string 
   return plans;
 }
 
-llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shape,
-                                                            const std::string &arch,
-                                                            const std::string &gpu,
-                                                            store::CubinStore &store) {
+llvm::Expected<std::vector<runtime::BuildResult>>
+warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+          store::CubinStore &store, bool check_only) {
   if (llvm::Error e = nvrtc::checkArch(arch))
     return std::move(e);
   if (llvm::Error e = workload::validateShape(shape))
     return std::move(e);
   const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
-  return runtime::buildKernels(specs, arch, store);
+  runtime::BuildOptions options;
+  options.no_compile = check_only;
+  std::vector<runtime::BuildResult> results = runtime::buildEach(specs, arch, store, options);
+  for (const runtime::BuildResult &r : results)
+    if (!r.ok() && r.code != ErrorCode::CacheMiss)
+      return makeError(r.code, "{}", r.error);
+  return results;
 }
 
 store::RecordCheck recordCheck() {

@@ -22,12 +22,14 @@ namespace moejit::api {
 std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
                                        const std::string &gpu, const std::string &root);
 
-/// Builds every kernel of plansToWarm into `store`; `arch` is checked first
-/// (nvrtc::checkArch), so a bad one compiles and writes nothing.
-llvm::Expected<std::vector<runtime::BuiltKernel>> warmShape(const MoeShape &shape,
-                                                            const std::string &arch,
-                                                            const std::string &gpu,
-                                                            store::CubinStore &store);
+/// Builds every kernel of plansToWarm into `store`, one outcome per kernel;
+/// `arch` and the shape are checked first, so bad ones compile and write
+/// nothing. With `check_only` nothing is compiled: a kernel missing from the
+/// cache is an outcome with ErrorCode::CacheMiss (how a deployment proves a
+/// copied cache complete). Any other failure is the error.
+llvm::Expected<std::vector<runtime::BuildResult>>
+warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+          store::CubinStore &store, bool check_only = false);
 
 /// The tuning-record check `cache verify` hands to store::verifyCache
 /// (tune::readRecordFile): records are the tune stage's format.

@@ -4,6 +4,7 @@
 
 #include "api/warm.h"
 #include "common/error.h"
+#include "common/settings.h"
 #include "driver/driver.h"
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
@@ -56,6 +57,9 @@ int runWarm(Args args) {
   std::string gpu = args.value("--gpu").value_or("");
   store::CubinStore store(args.value("--cache-dir").value_or(""));
   const bool tune = args.flag("--tune");
+  // --check, or a no-compile deployment: prove the cache complete, compile
+  // nothing.
+  const bool check = args.flag("--check") || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
   const std::optional<std::string> buckets = args.value("--buckets");
   const std::vector<MoeShape> shapes = shapesFromArgs(args);
   args.finish();
@@ -75,7 +79,12 @@ int runWarm(Args args) {
   std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n",
               store.root().empty() ? "(none: memory only)" : store.root().c_str(), arch->c_str(),
               gpu.empty() ? "" : " on ", gpu.c_str(), nvrtc::version().c_str());
+  if (check && tune)
+    throw Error(ErrorCode::InvalidArgument, "--tune compiles: it does not go with --check or "
+                                            "MOEJIT_NO_COMPILE=1");
   std::map<std::string, std::vector<std::string>> not_saved; // why -> kernels
+  size_t total = 0;
+  std::vector<std::string> missing;
   for (const MoeShape &shape : shapes) {
     std::printf("\n%s  (workload %s)\n", shapeText(shape).c_str(),
                 workload::workloadId(shape).c_str());
@@ -94,21 +103,28 @@ int runWarm(Args args) {
                                            record.moejit_version));
     }
     const auto start = std::chrono::steady_clock::now();
-    auto built = unwrapOrThrow(api::warmShape(shape, *arch, gpu, store));
+    auto built = unwrapOrThrow(api::warmShape(shape, *arch, gpu, store, check));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");
-    for (const runtime::BuiltKernel &b : built)
+    for (const runtime::BuildResult &r : built) {
+      const runtime::BuiltKernel &b = r.kernel;
+      if (!r.ok()) { // only a CacheMiss comes back: --check
+        std::printf("  %-64s %37s\n", b.spec.name().c_str(), "MISSING");
+        missing.push_back(r.error);
+        continue;
+      }
       std::printf(
           "  %-64s %5d %6d %8d %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
           b.entry.meta.spill_bytes, b.entry.meta.static_shared_bytes + b.spec.dynamicSharedBytes(),
           b.from_cache
               ? "cached"
               : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
-    std::printf("  %zu kernels in %.0f ms\n", built.size(), ms);
-    for (const runtime::BuiltKernel &b : built)
       if (!b.not_saved.empty())
         not_saved[b.not_saved].push_back(b.spec.name());
+    }
+    std::printf("  %zu kernels in %.0f ms\n", built.size(), ms);
+    total += built.size();
   }
   std::printf("\ncache hits %llu, misses %llu, compiles %llu; saved %llu, not saved %llu\n",
               static_cast<unsigned long long>(store.hits()),
@@ -116,6 +132,17 @@ int runWarm(Args args) {
               static_cast<unsigned long long>(store.compiles()),
               static_cast<unsigned long long>(store.saved()),
               static_cast<unsigned long long>(store.unsaved()));
+  if (check) {
+    for (const std::string &why : missing)
+      std::fprintf(stderr, "missing: %s\n", why.c_str());
+    if (!missing.empty()) {
+      std::fprintf(stderr, "error: %zu of %zu kernels are missing from the cache\n", missing.size(),
+                   total);
+      return 1;
+    }
+    std::printf("all %zu kernels are in the cache\n", total);
+    return 0;
+  }
   // A warm that could not save what it compiled has not warmed the cache.
   for (const auto &[why, kernels] : not_saved)
     std::fprintf(stderr, "error: %zu kernels were not saved: %s\n", kernels.size(), why.c_str());
