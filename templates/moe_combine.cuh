@@ -18,8 +18,7 @@ template <class S> __device__ void combine(const LaunchParams &p) {
     return;
   float sum[VEC] = {};
   for (int j = 0; j < S::K; ++j) {
-    const int e = p.top_k_index[t * S::K + j];
-    if (e < 0 || e >= S::E)
+    if (expert_of<S>(p, t * S::K + j) < 0)
       continue;
     const T *src =
         static_cast<const T *>(p.partial) + (static_cast<long long>(t) * S::K + j) * S::H + c;

@@ -95,7 +95,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
       for (int h = 0; h < 2; ++h)
         if (r0 + 8 * h < tile.row_end) {
           assignment[h] = p.sorted_ids[r0 + 8 * h];
-          weight[h] = p.top_k_weights[assignment[h]];
+          weight[h] = weight_of<S>(p, assignment[h]);
         }
     }
     constexpr int SLOTS = Gemm1 ? N / 4 : N / 2; // accumulators holding outputs

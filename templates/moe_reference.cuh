@@ -25,9 +25,9 @@ template <class S> __device__ void reference_h(const LaunchParams &p) {
   if (w >= static_cast<long long>(p.tokens) * S::K * S::I)
     return;
   const int a = static_cast<int>(w / S::I), i = static_cast<int>(w % S::I);
-  const int e = p.top_k_index[a];
+  const int e = expert_of<S>(p, a);
   float out = 0.f;
-  if (e >= 0 && e < S::E) {
+  if (e >= 0) {
     const T *x = static_cast<const T *>(p.x) + static_cast<long long>(a / S::K) * S::H;
     const T *gu = static_cast<const T *>(p.gate_up) + static_cast<long long>(e) * 2 * S::I * S::H;
     const float g = warp_dot<S>(x, gu + static_cast<long long>(i) * S::H, S::H);
@@ -47,8 +47,8 @@ template <class S> __device__ void reference_y(const LaunchParams &p) {
   const int t = static_cast<int>(w / S::H), n = static_cast<int>(w % S::H);
   float y = 0.f;
   for (int j = 0; j < S::K; ++j) {
-    const int e = p.top_k_index[t * S::K + j];
-    if (e < 0 || e >= S::E)
+    const int e = expert_of<S>(p, t * S::K + j);
+    if (e < 0)
       continue;
     const T *d = static_cast<const T *>(p.down) + (static_cast<long long>(e) * S::H + n) * S::I;
     const float *h =
@@ -59,7 +59,7 @@ template <class S> __device__ void reference_y(const LaunchParams &p) {
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1)
       s += __shfl_xor_sync(0xffffffffu, s, off);
-    y += p.top_k_weights[t * S::K + j] * s;
+    y += weight_of<S>(p, t * S::K + j) * s;
   }
   if ((threadIdx.x & 31) == 0)
     static_cast<float *>(p.partial)[w] = y;

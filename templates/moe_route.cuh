@@ -1,6 +1,7 @@
 // Routing on the GPU, no host synchronisation: per-block expert counts, one
 // exclusive scan, a stable scatter of assignments into expert order, and the
-// list of GEMM row tiles. Out-of-range expert ids are skipped everywhere.
+// list of GEMM row tiles. Ids outside [0, E), or that the expert map sends
+// elsewhere, are skipped everywhere (expert_of).
 #pragma once
 
 #include "moe_common.cuh"
@@ -10,10 +11,6 @@ namespace moejit_dev {
 
 constexpr int kCountThreads = 256;
 constexpr int kScanThreads = 1024;
-
-template <class S> __device__ __forceinline__ bool valid_expert(int e) {
-  return e >= 0 && e < S::E;
-}
 
 /// Grid: route_blocks, block: kCountThreads. Writes the count of block b's
 /// assignments routed to expert e at block_counts[e * route_blocks + b]
@@ -27,8 +24,8 @@ template <class S> __device__ void route_count(const LaunchParams &p) {
   const int begin = blockIdx.x * kRouteChunk;
   const int end = min(begin + kRouteChunk, total);
   for (int a = begin + threadIdx.x; a < end; a += kCountThreads) {
-    const int e = p.top_k_index[a];
-    if (valid_expert<S>(e))
+    const int e = expert_of<S>(p, a);
+    if (e >= 0)
       atomicAdd(&hist[e], 1);
   }
   __syncthreads();
@@ -129,16 +126,21 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
   const int begin = blockIdx.x * kRouteChunk;
   constexpr int kPerLane = kRouteChunk / 32;
   int expert[kPerLane];
-  // Load everything first so that the ordered walk below waits on no memory.
+  // Load everything first so that the ordered walk below waits on no memory:
+  // all ids in one batch of independent loads, then all map lookups in
+  // another (a lookup per id in the first loop would chain 32 loads).
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
     const int a = begin + i * 32 + lane;
-    expert[i] = a < total ? p.top_k_index[a] : -1;
+    expert[i] = a < total ? routed_id(p, a) : -1;
   }
+#pragma unroll
+  for (int i = 0; i < kPerLane; ++i)
+    expert[i] = local_expert<S>(p, expert[i]);
   __syncwarp();
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
-    const int e = valid_expert<S>(expert[i]) ? expert[i] : -1;
+    const int e = expert[i];
     const unsigned peers = __match_any_sync(0xffffffffu, e);
     int row = 0;
     if (e >= 0)

@@ -131,3 +131,37 @@ TEST(RunArgs, NullMisalignedOverlappingAndSmallWorkspace) {
   const auto [code, text] = failure(checkRunArgs(shape, a, 4097));
   EXPECT_EQ(code, ErrorCode::WorkspaceTooSmall) << text;
 }
+
+TEST(RunArgs, ServingRuntimeArguments) {
+  const MoeShape shape{2, 256, 128, 8, DType::BF16};
+  MoeArgs a = plausibleArgs(16, 4096);
+  a.y = const_cast<void *>(a.x); // in place
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+  a.y = static_cast<char *>(const_cast<void *>(a.x)) + 16;
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("only y == x exactly"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.index_type = IndexType::Int64;
+  a.top_k_index = at(0x40000000004); // 4-byte aligned, not 8
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("top_k_index is not 8-byte aligned"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.weight_type = WeightType::ModelDType;
+  a.top_k_weights = at(0x50000000002); // bf16 weights need 2-byte alignment only
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+  a = plausibleArgs(16, 4096);
+  a.expert_map = static_cast<const int32_t *>(at(0x80000000000));
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("given together"), std::string::npos);
+  a.expert_map_size = 16;
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+  a.expert_map_size = int64_t{1} << 40;
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("expert_map"), std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.expert_map = static_cast<const int32_t *>(at(0x60000000000)); // y's address
+  a.expert_map_size = 16;
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("y overlaps expert_map"),
+            std::string::npos);
+  a = plausibleArgs(16, 4096);
+  a.weight_type = static_cast<WeightType>(3);
+  EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("weight_type"), std::string::npos);
+}

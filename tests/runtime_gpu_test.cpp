@@ -236,8 +236,14 @@ TEST(Runtime, BadArgumentsFailBeforeAnyLaunch) {
   a.tokens = -1;
   expectCode(a, ErrorCode::InvalidArgument, "negative");
   a = p.args();
-  a.y = const_cast<void *>(a.x);
+  a.y = const_cast<char *>(static_cast<const char *>(a.x)) + 16; // y == x is allowed, not this
   expectCode(a, ErrorCode::InvalidArgument, "y overlaps x");
+  a = p.args();
+  a.index_type = static_cast<IndexType>(7);
+  expectCode(a, ErrorCode::InvalidArgument, "index_type");
+  a = p.args();
+  a.expert_map_size = 4; // without the map
+  expectCode(a, ErrorCode::InvalidArgument, "expert_map");
   a = p.args();
   a.y = static_cast<char *>(a.workspace) + 256;
   expectCode(a, ErrorCode::InvalidArgument, "y overlaps workspace");
@@ -252,6 +258,85 @@ TEST(Runtime, BadArgumentsFailBeforeAnyLaunch) {
   std::vector<uint8_t> y(p.dy.bytes());
   p.dy.download(y.data(), y.size());
   EXPECT_EQ(y, std::vector<uint8_t>(y.size(), 0x11));
+}
+
+/// The arguments serving runtimes pass (int64 ids, weights in the model
+/// dtype, an expert map with global ids, y == x) give bitwise the y of the
+/// plain call on the same values.
+TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
+  REQUIRE_GPU();
+  for (DType d : {BF, FP16, DType::FP32}) {
+    SCOPED_TRACE(dtype_name(d));
+    Problem p({8, 256, 128, 16, d}, 300, Routing::OutOfRange, 21);
+    const int E = p.shape.experts;
+    auto runWith = [&](const MoeArgs &a) {
+      p.dy.fill(0xff);
+      p.kernels->run(a, nullptr);
+      Problem::throwIfErrorSync();
+      std::vector<uint8_t> out(p.dy.bytes());
+      p.dy.download(out.data(), out.size());
+      return out;
+    };
+    // Weights the model dtype can hold exactly, so both forms carry the same values.
+    std::vector<float> rounded(p.routing.weights.size());
+    std::vector<uint16_t> model16(p.routing.weights.size());
+    for (size_t i = 0; i < rounded.size(); ++i) {
+      const float w = p.routing.weights[i];
+      model16[i] = d == BF ? testkit::floatToBf16(w) : testkit::floatToHalf(w);
+      rounded[i] = d == BF ? testkit::bf16ToFloat(model16[i]) : testkit::halfToFloat(model16[i]);
+    }
+    if (d == DType::FP32)
+      rounded = p.routing.weights;
+    p.dweights.upload(rounded.data(), rounded.size() * 4);
+    const auto plain = p.run();
+    EXPECT_LT(p.error(plain), d == DType::FP32 ? 1e-5 : 1e-2);
+
+    std::vector<int64_t> ids64(p.routing.index.begin(), p.routing.index.end());
+    DeviceBuffer d64 = DeviceBuffer::from(ids64);
+    MoeArgs a = p.args();
+    a.top_k_index = d64.get();
+    a.index_type = IndexType::Int64;
+    EXPECT_EQ(runWith(a), plain) << "int64 ids";
+
+    DeviceBuffer dmodel =
+        d == DType::FP32 ? DeviceBuffer::from(rounded) : DeviceBuffer::from(model16);
+    a = p.args();
+    a.top_k_weights = dmodel.get();
+    a.weight_type = WeightType::ModelDType;
+    EXPECT_EQ(runWith(a), plain) << "weights in the model dtype";
+
+    // Global ids 2e+1 for local expert e; even ids belong to another GPU.
+    std::vector<int32_t> map(2 * E), global(p.routing.index.size());
+    for (int g = 0; g < 2 * E; ++g)
+      map[g] = g % 2 ? g / 2 : -1;
+    for (size_t i = 0; i < global.size(); ++i) {
+      const int e = p.routing.index[i];
+      global[i] = e >= 0 && e < E ? 2 * e + 1 : (e < 0 ? -1 : 2 * E + e);
+    }
+    global[0] = 0; // global expert 0 lives on another GPU
+    DeviceBuffer dmap = DeviceBuffer::from(map), dglobal = DeviceBuffer::from(global);
+    std::vector<int32_t> local = p.routing.index;
+    local[0] = -1; // what the other GPU's expert contributes here: nothing
+    p.dindex.upload(local.data(), local.size() * 4);
+    const auto plain_local = p.run();
+    a = p.args();
+    a.top_k_index = dglobal.get();
+    a.expert_map = static_cast<const int32_t *>(dmap.get());
+    a.expert_map_size = 2 * E;
+    EXPECT_EQ(runWith(a), plain_local) << "expert map";
+    p.dindex.upload(p.routing.index.data(), p.routing.index.size() * 4);
+
+    // In place: x's buffer receives y.
+    DeviceBuffer inplace = DeviceBuffer::from(p.x.bytes);
+    a = p.args();
+    a.x = inplace.get();
+    a.y = inplace.get();
+    p.kernels->run(a, nullptr);
+    Problem::throwIfErrorSync();
+    std::vector<uint8_t> out(inplace.bytes());
+    inplace.download(out.data(), out.size());
+    EXPECT_EQ(out, plain) << "y == x";
+  }
 }
 
 TEST(Runtime, ConcurrentGetsBuildOnce) {

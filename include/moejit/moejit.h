@@ -85,21 +85,31 @@ typedef struct moejit_runtime_options {
 #define MOEJIT_RUNTIME_OPTIONS_INIT                                                                \
   { sizeof(moejit_runtime_options), NULL, -1, MOEJIT_TUNING_UNSET }
 
+enum { MOEJIT_INDEX_INT32 = 0, MOEJIT_INDEX_INT64 = 1 };
+enum { MOEJIT_WEIGHTS_FLOAT32 = 0, MOEJIT_WEIGHTS_MODEL_DTYPE = 1 };
+
 /** One call's tensors (moejit::MoeArgs). */
 typedef struct moejit_args {
   size_t struct_size;
   const void *x;
   const void *gate_up_proj;
   const void *down_proj;
-  const int32_t *top_k_index;
-  const float *top_k_weights;
-  void *y;
+  const void *top_k_index;   /**< int32 or int64 (index_type) */
+  const void *top_k_weights; /**< float32 or the model dtype (weights_type) */
+  void *y;                   /**< may be exactly x (in place) */
   int64_t tokens;
   void *workspace;
   size_t workspace_bytes;
+  const int32_t *expert_map; /**< NULL, or global id -> local id or -1 */
+  int64_t expert_map_size;
+  int32_t index_type;   /**< MOEJIT_INDEX_* */
+  int32_t weights_type; /**< MOEJIT_WEIGHTS_* */
 } moejit_args;
 #define MOEJIT_ARGS_INIT                                                                           \
-  { sizeof(moejit_args), NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0 }
+  {                                                                                                \
+    sizeof(moejit_args), NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL, 0,                  \
+        MOEJIT_INDEX_INT32, MOEJIT_WEIGHTS_FLOAT32                                                 \
+  }
 
 typedef struct moejit_cache_stats {
   size_t struct_size;

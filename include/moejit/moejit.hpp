@@ -60,20 +60,36 @@ private:
   ErrorCode code_;
 };
 
+/// How top_k_index holds expert ids.
+enum class IndexType { Int32, Int64 };
+/// How top_k_weights holds routing weights: float32, or the workload dtype.
+enum class WeightType { Float32, ModelDType };
+
 /// Pointers are device pointers in the runtime's context, row-major and
 /// 16-byte aligned. Shapes: x [T,H], gate_up_proj [E,2I,H] (rows [0,I) gate,
-/// [I,2I) up), down_proj [E,H,I], top_k_index [T,k] int32, top_k_weights
-/// [T,k] float32, y [T,H]. y must not alias any input.
+/// [I,2I) up), down_proj [E,H,I], top_k_index [T,k] (int32 or int64,
+/// index_type), top_k_weights [T,k] (float32 or the workload dtype,
+/// weight_type), y [T,H]. y may be exactly x (in place) but overlaps no
+/// input otherwise, nor the workspace.
 struct MoeArgs {
   const void *x = nullptr;
   const void *gate_up_proj = nullptr;
   const void *down_proj = nullptr;
-  const int32_t *top_k_index = nullptr;
-  const float *top_k_weights = nullptr;
+  const void *top_k_index = nullptr;
+  const void *top_k_weights = nullptr;
   void *y = nullptr;
   int64_t tokens = 0;
   void *workspace = nullptr;
   size_t workspace_bytes = 0;
+  /// Optional int32 [expert_map_size]: global expert id -> local id in
+  /// [0, E), or -1 for an expert on another GPU (expert parallelism, as
+  /// vLLM's expert_map). With it, top_k_index holds global ids; an id
+  /// outside the map or mapped to -1 contributes nothing and is never
+  /// dereferenced. Null: ids are local.
+  const int32_t *expert_map = nullptr;
+  int64_t expert_map_size = 0;
+  IndexType index_type = IndexType::Int32;
+  WeightType weight_type = WeightType::Float32;
 };
 
 /// Resource report of one compiled kernel.

@@ -159,9 +159,21 @@ moejit_status moejit_run(const moejit_kernels *kernels, const moejit_args *args,
   if (!validStruct(args, "args", status))
     return status;
   return guarded([&] {
-    const moejit::MoeArgs a{args->x,           args->gate_up_proj,  args->down_proj,
-                            args->top_k_index, args->top_k_weights, args->y,
-                            args->tokens,      args->workspace,     args->workspace_bytes};
+    moejit::MoeArgs a;
+    a.x = args->x;
+    a.gate_up_proj = args->gate_up_proj;
+    a.down_proj = args->down_proj;
+    a.top_k_index = args->top_k_index;
+    a.top_k_weights = args->top_k_weights;
+    a.y = args->y;
+    a.tokens = args->tokens;
+    a.workspace = args->workspace;
+    a.workspace_bytes = args->workspace_bytes;
+    a.expert_map = args->expert_map;
+    a.expert_map_size = args->expert_map_size;
+    // Out-of-range values stay out of range: the argument check names them.
+    a.index_type = static_cast<moejit::IndexType>(args->index_type);
+    a.weight_type = static_cast<moejit::WeightType>(args->weights_type);
     kernels->kernels->run(a, stream);
   });
 }

@@ -200,19 +200,40 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
   const int64_t elem = dtype_bytes(shape.dtype);
   const int64_t T = a.tokens, H = shape.hidden, I = shape.intermediate, E = shape.experts,
                 K = shape.k;
-  const struct Tensor {
+  const bool ids64 = a.index_type == IndexType::Int64;
+  const int64_t id_bytes = ids64 ? 8 : 4;
+  const int64_t weight_bytes = a.weight_type == WeightType::ModelDType ? elem : 4;
+  if (a.index_type != IndexType::Int32 && !ids64)
+    return makeError(ErrorCode::InvalidArgument, "moejit run: index_type is not Int32 or Int64");
+  if (a.weight_type != WeightType::Float32 && a.weight_type != WeightType::ModelDType)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: weight_type is not Float32 or ModelDType");
+  if ((a.expert_map == nullptr) != (a.expert_map_size == 0) || a.expert_map_size < 0 ||
+      a.expert_map_size > INT_MAX)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: expert_map and expert_map_size ({}) must be given together, "
+                     "with 1 to {} entries",
+                     a.expert_map_size, INT_MAX);
+  struct Tensor {
     const char *name;
     const void *ptr;
     uintptr_t align;
     std::optional<uint64_t> bytes;
-  } tensors[] = {{"x", a.x, 16, product({T, H, elem})},
-                 {"gate_up_proj", a.gate_up_proj, 16, product({E, 2, I, H, elem})},
-                 {"down_proj", a.down_proj, 16, product({E, H, I, elem})},
-                 {"top_k_index", a.top_k_index, 4, product({T, K, 4})},
-                 {"top_k_weights", a.top_k_weights, 4, product({T, K, 4})},
-                 {"workspace", a.workspace, 16, static_cast<uint64_t>(a.workspace_bytes)},
-                 {"y", a.y, 16, product({T, H, elem})}};
+    bool optional = false;
+  };
+  const Tensor tensors[] = {
+      {"x", a.x, 16, product({T, H, elem})},
+      {"gate_up_proj", a.gate_up_proj, 16, product({E, 2, I, H, elem})},
+      {"down_proj", a.down_proj, 16, product({E, H, I, elem})},
+      {"top_k_index", a.top_k_index, static_cast<uintptr_t>(id_bytes), product({T, K, id_bytes})},
+      {"top_k_weights", a.top_k_weights, static_cast<uintptr_t>(weight_bytes),
+       product({T, K, weight_bytes})},
+      {"workspace", a.workspace, 16, static_cast<uint64_t>(a.workspace_bytes)},
+      {"expert_map", a.expert_map, 4, product({a.expert_map_size, 4}), /*optional=*/true},
+      {"y", a.y, 16, product({T, H, elem})}};
   for (const Tensor &t : tensors) {
+    if (!t.ptr && t.optional)
+      continue;
     if (!t.ptr)
       return makeError(ErrorCode::InvalidArgument, "moejit run: {} is null", t.name);
     const auto at = reinterpret_cast<uintptr_t>(t.ptr);
@@ -226,13 +247,18 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
                        t.name, t.ptr, T);
   }
   // y must not overlap any input or the workspace: kernels read those while
-  // the combine writes y. All ends were checked not to wrap above.
+  // the combine writes y. y == x exactly is allowed (in place): x is read
+  // only by GEMM1, which is done before the combine writes y. All ends were
+  // checked not to wrap above.
   const Tensor &y = tensors[std::size(tensors) - 1];
   const uintptr_t y_begin = reinterpret_cast<uintptr_t>(y.ptr), y_end = y_begin + *y.bytes;
   for (const Tensor &t : llvm::ArrayRef<Tensor>(tensors).drop_back()) {
+    if (!t.ptr || (t.ptr == a.x && a.y == a.x))
+      continue;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(t.ptr), end = begin + *t.bytes;
     if (y_begin < end && begin < y_end)
-      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}", t.name);
+      return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}{}", t.name,
+                       t.ptr == a.x ? " (only y == x exactly is allowed)" : "");
   }
   if (a.workspace_bytes < need)
     return makeError(ErrorCode::WorkspaceTooSmall,

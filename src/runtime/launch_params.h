@@ -9,8 +9,8 @@ struct LaunchParams {
   const void *x;
   const void *gate_up;
   const void *down;
-  const int32_t *top_k_index;
-  const float *top_k_weights;
+  const void *top_k_index;
+  const void *top_k_weights;
   void *y;
   int32_t *block_counts;
   int32_t *expert_offsets;
@@ -23,8 +23,13 @@ struct LaunchParams {
   int32_t route_blocks;
   int32_t tile_m;
   int32_t max_tiles;
+  const int32_t *expert_map;
+  int32_t expert_map_size;
+  int32_t index_bytes;
+  int32_t weights_in_model_dtype;
+  int32_t unused;
 };
-static_assert(sizeof(LaunchParams) == 13 * 8 + 4 * 4,
+static_assert(sizeof(LaunchParams) == 14 * 8 + 8 * 4,
               "must match templates/moe_common.cuh byte for byte");
 
 /// Assignments per routing block (kRouteChunk in the templates).

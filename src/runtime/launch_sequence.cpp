@@ -32,6 +32,10 @@ LaunchParams inputParams(const MoeArgs &a) {
   p.top_k_weights = a.top_k_weights;
   p.y = a.y;
   p.tokens = static_cast<int32_t>(a.tokens);
+  p.expert_map = a.expert_map;
+  p.expert_map_size = static_cast<int32_t>(a.expert_map_size);
+  p.index_bytes = a.index_type == IndexType::Int64 ? 8 : 4;
+  p.weights_in_model_dtype = a.weight_type == WeightType::ModelDType ? 1 : 0;
   return p;
 }
 } // namespace
