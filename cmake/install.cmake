@@ -9,6 +9,9 @@ if(SKBUILD)
   # pip install (pyproject.toml): the wheel holds the shared library inside
   # the Python package, which loads it by path; nothing else is installed.
   install(FILES $<TARGET_FILE:moejit_shared> DESTINATION moejit RENAME libmoejit.so)
+  configure_file(${PROJECT_SOURCE_DIR}/python/moejit/_build_info.py.in
+                 ${PROJECT_BINARY_DIR}/python/_build_info.py @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/python/_build_info.py DESTINATION moejit)
   return()
 endif()
 

@@ -6,8 +6,11 @@ into a MoejitError carrying the status name and moejit's own message.
 
 import ctypes
 import os
+import sys
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
+
+from . import _build_info
 
 _LIBRARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmoejit.so")
 # RTLD_LOCAL: moejit's symbols never mix with another library's.
@@ -56,6 +59,27 @@ class _WarmReport(ctypes.Structure):
                 ("compiled", ctypes.c_uint64), ("not_saved", ctypes.c_uint64)]
 
 
+class _RuntimeOptions(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("cache_dir", ctypes.c_char_p),
+                ("no_compile", ctypes.c_int32), ("tuning", ctypes.c_int32)]
+
+
+class _Args(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("x", ctypes.c_void_p),
+                ("gate_up_proj", ctypes.c_void_p), ("down_proj", ctypes.c_void_p),
+                ("top_k_index", ctypes.c_void_p), ("top_k_weights", ctypes.c_void_p),
+                ("y", ctypes.c_void_p), ("tokens", ctypes.c_int64),
+                ("workspace", ctypes.c_void_p), ("workspace_bytes", ctypes.c_size_t),
+                ("expert_map", ctypes.c_void_p), ("expert_map_size", ctypes.c_int64),
+                ("index_type", ctypes.c_int32), ("weights_type", ctypes.c_int32)]
+
+
+class _CacheStats(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_size_t), ("hits", ctypes.c_uint64),
+                ("misses", ctypes.c_uint64), ("compiles", ctypes.c_uint64),
+                ("memory_only", ctypes.c_int32)]
+
+
 class _CacheReport(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("entries_ok", ctypes.c_uint64),
                 ("corrupt", ctypes.c_uint64), ("refused", ctypes.c_uint64),
@@ -79,6 +103,18 @@ _cache_verify = _declare("moejit_cache_verify",
                          [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(_CacheReport)])
 _cache_prune = _declare("moejit_cache_prune",
                         [ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(_CacheReport)])
+_runtime_create = _declare("moejit_runtime_create",
+                           [ctypes.c_int, ctypes.POINTER(_RuntimeOptions),
+                            ctypes.POINTER(ctypes.c_void_p)])
+_runtime_destroy = _declare("moejit_runtime_destroy", [ctypes.c_void_p], None)
+_cache_stats_get = _declare("moejit_cache_stats_get",
+                            [ctypes.c_void_p, ctypes.POINTER(_CacheStats)])
+_get = _declare("moejit_get", [ctypes.c_void_p, ctypes.POINTER(_Shape),
+                               ctypes.POINTER(ctypes.c_void_p)])
+_kernels_release = _declare("moejit_kernels_release", [ctypes.c_void_p], None)
+_workspace_bytes = _declare("moejit_workspace_bytes",
+                            [ctypes.c_void_p, ctypes.c_int64, ctypes.POINTER(ctypes.c_size_t)])
+_run = _declare("moejit_run", [ctypes.c_void_p, ctypes.POINTER(_Args), ctypes.c_void_p])
 
 
 def _check(status: int) -> None:
@@ -140,6 +176,7 @@ def warm(shapes: Iterable[Shape], arch: str, gpu: Optional[str] = None,
     the cache (default root unless `cache_dir`), no GPU needed; `gpu` names
     the device whose tuned plan to include (default: every shipped table of
     the arch). Raises MoejitError when anything fails or was not saved."""
+    _preload_wheel_nvrtc()
     reports = []
     for shape in shapes:
         report = _sized(_WarmReport)
@@ -170,3 +207,121 @@ def cache_prune(max_bytes: int, cache_dir: Optional[str] = None) -> CacheReport:
     report = _sized(_CacheReport)
     _check(_cache_prune(_text(cache_dir), max_bytes, ctypes.byref(report)))
     return _cache_report(report)
+
+
+def _preload_wheel_nvrtc() -> None:
+    """Makes the NVRTC of the CUDA wheels this Python already has (the
+    ones torch depends on) the one moejit finds: moejit looks for an NVRTC
+    already loaded in the process before the loader path and
+    /usr/local/cuda, so loading the wheel's copy here is enough. Skipped
+    when MOEJIT_NVRTC_LIBRARY names one; a missing or broken wheel copy
+    leaves moejit's own search order as it is."""
+    if os.environ.get("MOEJIT_NVRTC_LIBRARY") or _preload_wheel_nvrtc.done:
+        return
+    _preload_wheel_nvrtc.done = True
+    name = f"libnvrtc.so.{_build_info.NVRTC_MAJOR}"
+    for folder in sys.path:
+        for sub in (f"cu{_build_info.NVRTC_MAJOR}", "cuda_nvrtc"):
+            path = os.path.join(folder or ".", "nvidia", sub, "lib", name)
+            if os.path.isfile(path):
+                try:
+                    ctypes.CDLL(path, mode=os.RTLD_LOCAL | os.RTLD_NOW)
+                    return
+                except OSError:
+                    continue
+
+
+_preload_wheel_nvrtc.done = False
+
+TUNINGS = {None: -1, "records": 0, "heuristic": 1, "first_use": 2}
+INDEX_TYPES = {"int32": 0, "int64": 1}
+WEIGHTS_TYPES = {"float32": 0, "model": 1}
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    hits: int
+    misses: int
+    compiles: int
+    memory_only: bool
+
+
+class KernelSet:
+    """The compiled, loaded kernels of one shape on one device
+    (moejit_kernels). `run` takes raw device pointers; moejit.torch wraps
+    it for tensors."""
+
+    def __init__(self, handle: ctypes.c_void_p, shape: Shape):
+        self._handle = handle
+        self.shape = shape
+        self._workspace: dict = {}  # tokens -> bytes: a call per step costs more
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _kernels_release(self._handle)
+            self._handle = None
+
+    def workspace_bytes(self, tokens: int) -> int:
+        found = self._workspace.get(tokens)
+        if found is not None:
+            return found
+        out = ctypes.c_size_t()
+        _check(_workspace_bytes(self._handle, tokens, ctypes.byref(out)))
+        if len(self._workspace) >= 4096:
+            self._workspace.clear()
+        self._workspace[tokens] = out.value
+        return out.value
+
+    def run(self, x: int, gate_up_proj: int, down_proj: int, top_k_index: int,
+            top_k_weights: int, y: int, tokens: int, workspace: int, workspace_bytes: int,
+            stream: int, expert_map: int = 0, expert_map_size: int = 0,
+            index_type: int = 0, weights_type: int = 0) -> None:
+        """Enqueues the MoE MLP on `stream` (moejit_run); pointers as ints,
+        index_type / weights_type as the MOEJIT_INDEX_* / MOEJIT_WEIGHTS_*
+        values (INDEX_TYPES, WEIGHTS_TYPES)."""
+        args = _Args(_ARGS_SIZE, x, gate_up_proj, down_proj, top_k_index, top_k_weights, y,
+                     tokens, workspace, workspace_bytes, expert_map, expert_map_size,
+                     index_type, weights_type)
+        status = _run(self._handle, ctypes.byref(args), stream)
+        if status:
+            _check(status)
+
+
+_ARGS_SIZE = ctypes.sizeof(_Args)
+
+
+class Runtime:
+    """A moejit runtime on one CUDA device (moejit_runtime): it owns the
+    kernel sets of that device and the in-process cache."""
+
+    def __init__(self, device: int = 0, cache_dir: Optional[str] = None,
+                 no_compile: Optional[bool] = None, tuning: Optional[str] = None):
+        if tuning not in TUNINGS:
+            raise MoejitError("INVALID_ARGUMENT",
+                              f"tuning {tuning!r} is not one of records, heuristic, first_use")
+        _preload_wheel_nvrtc()
+        options = _sized(_RuntimeOptions)
+        options.cache_dir = _text(cache_dir)
+        options.no_compile = -1 if no_compile is None else int(no_compile)
+        options.tuning = TUNINGS[tuning]
+        handle = ctypes.c_void_p()
+        _check(_runtime_create(device, ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle
+        self.device = device
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _runtime_destroy(self._handle)
+            self._handle = None
+
+    def get(self, shape: Shape) -> KernelSet:
+        """The kernel set of `shape`: from memory, the disk cache, or
+        compiled (and tuned, with tuning="first_use") now."""
+        handle = ctypes.c_void_p()
+        _check(_get(self._handle, ctypes.byref(shape._c()), ctypes.byref(handle)))
+        return KernelSet(handle, shape)
+
+    def cache_stats(self) -> CacheStats:
+        stats = _sized(_CacheStats)
+        _check(_cache_stats_get(self._handle, ctypes.byref(stats)))
+        return CacheStats(stats.hits, stats.misses, stats.compiles, bool(stats.memory_only))

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what a GPU check needs into build-gpu/ (ignored; carry it, the whole
 # build/ folder is over the device tool's 64 MiB): the CLI, the GPU test
-# binaries, the C ABI host with libmoejit.so and, with an argument, a second CLI to A/B against
+# binaries, the C ABI host with libmoejit.so, the Python wheel if there is
+# one and, with an argument, a second CLI to A/B against
 # (build-gpu/moejit-base). Run from the repository root after a build.
 set -euo pipefail
 rm -rf build-gpu && mkdir -p build-gpu
@@ -9,5 +10,7 @@ cp build/moejit build/tests/runtime_gpu_test build/tests/tune_gpu_test \
   build/tests/c_abi_consumer build-gpu/
 cp -P build/libmoejit.so* build-gpu/
 [ $# -eq 0 ] || cp "$1" build-gpu/moejit-base
+# The Python wheel, when one was built (pip wheel . --no-deps -w build-wheel).
+cp build-wheel/moejit-*.whl build-gpu/ 2>/dev/null || true
 git log --oneline -1 > build-gpu/commit.txt
 du -sh build-gpu

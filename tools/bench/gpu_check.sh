@@ -25,6 +25,25 @@ MOEJIT_CACHE_DIR=$(mktemp -d) compute-sanitizer --tool memcheck --print-limit 5 
   ./$b/runtime_gpu_test --gtest_filter='OddSizes*:KAndExperts*:Routings*outofrange*:Runtime.*' \
   > "$logs/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+# The Python package from its wheel (build-gpu/*.whl), with the machine's
+# torch and transformers: the op and backend tests, then the op's own
+# figures and `moejit bench` at the same sizes.
+wheel=$(ls $b/moejit-*.whl 2>/dev/null | head -1)
+if [ -n "$wheel" ]; then
+  site=$(mktemp -d)
+  python3 -m zipfile -e "$wheel" "$site"
+  MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$site python3 tests/python/test_torch.py \
+    > "$logs/python_torch.log" 2>&1
+  echo "test_torch.py rc=$? $(tail -1 "$logs/python_torch.log")" >> "$summary"
+  cache=$(mktemp -d)
+  MOEJIT_CACHE_DIR=$cache PYTHONPATH=$site python3 tools/bench/torch_op.py \
+    --json "$logs/torch_op.json" > "$logs/torch_op.log" 2>&1
+  echo "torch_op.py rc=$?" >> "$summary"
+  cat "$logs/torch_op.log" >> "$summary"
+  MOEJIT_CACHE_DIR=$cache ./$b/moejit bench --tokens 128 --tokens 8192 --runs 50 \
+    > "$logs/bench_beside_op.log" 2>&1
+  awk '/^custom/ {print "bench beside op", $2, $4, $5}' "$logs/bench_beside_op.log" >> "$summary"
+fi
 if [ -x $b/moejit-base ]; then
   for round in 1 2; do
     for bin in moejit moejit-base; do

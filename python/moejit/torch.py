@@ -1,0 +1,291 @@
+"""The fused MoE experts as a PyTorch op.
+
+    import moejit.torch
+    y = moejit.torch.fused_experts(x, gate_up_proj, down_proj, top_k_index, top_k_weights)
+
+`torch.ops.moejit.fused_experts` (returns y) and
+`torch.ops.moejit.fused_experts_` (writes y into x, SGLang's in-place mode)
+are `torch.library.custom_op`s with fake implementations, so
+`torch.compile(fullgraph=True)` traces them. On CUDA tensors they run
+moejit's kernels on torch's current stream with a workspace from torch's
+caching allocator, and can be captured in a CUDA graph once the kernel set
+of the shape is bound (`prepare`, or one eager call before capturing). On
+CPU tensors they run a plain PyTorch reference (`moejit.torch.reference`),
+which is slow and meant for tests and hosts without a GPU.
+
+Layouts are those of moejit::MoeArgs: x [T, H]; gate_up_proj [E, 2I, H]
+(rows [0, I) gate, [I, 2I) up, as Transformers and vLLM store them);
+down_proj [E, H, I]; top_k_index [T, k] int32 or int64; top_k_weights
+[T, k] float32 or x's dtype; expert_map None or int32 [E_global] mapping a
+global expert id to a local one or -1 (expert parallelism: ids outside the
+map or mapped to -1 contribute nothing). Every tensor contiguous, on one
+device.
+"""
+
+import threading
+from typing import Dict, Optional
+
+import torch
+
+from . import _capi
+from ._capi import MoejitError, Shape
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_INDEX_TYPES = {torch.int32: _capi.INDEX_TYPES["int32"], torch.int64: _capi.INDEX_TYPES["int64"]}
+
+
+def _describe(t: torch.Tensor) -> str:
+    return f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')} on {t.device}"
+
+
+def check_arguments(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+                    top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+                    expert_map: Optional[torch.Tensor]) -> Shape:
+    """The moejit shape of one call, or a ValueError / TypeError naming the
+    argument that does not fit. Reads only metadata (fake tensors too)."""
+    if x.dtype not in _DTYPES:
+        raise TypeError(f"moejit: x is {_describe(x)}; it must be bfloat16, float16 or float32")
+    if x.dim() != 2:
+        raise ValueError(f"moejit: x is {_describe(x)}; it must be [tokens, hidden]")
+    tokens, hidden = x.shape
+    if gate_up_proj.dim() != 3 or down_proj.dim() != 3:
+        raise ValueError(f"moejit: gate_up_proj is {_describe(gate_up_proj)} and down_proj "
+                         f"{_describe(down_proj)}; they must be [E, 2I, H] and [E, H, I]")
+    experts, intermediate = down_proj.shape[0], down_proj.shape[2]
+    if tuple(gate_up_proj.shape) != (experts, 2 * intermediate, hidden) or \
+            tuple(down_proj.shape) != (experts, hidden, intermediate):
+        raise ValueError(
+            f"moejit: with x {_describe(x)}, gate_up_proj {_describe(gate_up_proj)} and "
+            f"down_proj {_describe(down_proj)} do not fit [E, 2I, H] and [E, H, I] "
+            f"(transposed weights are not supported)")
+    for name, w in (("gate_up_proj", gate_up_proj), ("down_proj", down_proj)):
+        if w.dtype != x.dtype:
+            raise TypeError(f"moejit: {name} is {_describe(w)}; it must have x's dtype {x.dtype}")
+    if top_k_index.dtype not in _INDEX_TYPES:
+        raise TypeError(f"moejit: top_k_index is {_describe(top_k_index)}; it must be int32 "
+                        f"or int64")
+    if top_k_index.dim() != 2 or top_k_index.shape[0] != tokens:
+        raise ValueError(f"moejit: top_k_index is {_describe(top_k_index)}; with x "
+                         f"{_describe(x)} it must be [{tokens}, k]")
+    if tuple(top_k_weights.shape) != tuple(top_k_index.shape):
+        raise ValueError(f"moejit: top_k_weights is {_describe(top_k_weights)}; it must have "
+                         f"top_k_index's shape {tuple(top_k_index.shape)}")
+    if top_k_weights.dtype not in (torch.float32, x.dtype):
+        raise TypeError(f"moejit: top_k_weights is {_describe(top_k_weights)}; it must be "
+                        f"float32 or x's dtype {x.dtype}")
+    tensors = [("x", x), ("gate_up_proj", gate_up_proj), ("down_proj", down_proj),
+               ("top_k_index", top_k_index), ("top_k_weights", top_k_weights)]
+    if expert_map is not None:
+        if expert_map.dtype != torch.int32 or expert_map.dim() != 1:
+            raise TypeError(f"moejit: expert_map is {_describe(expert_map)}; it must be int32 "
+                            f"[global experts]")
+        tensors.append(("expert_map", expert_map))
+    for name, t in tensors:
+        if t.device != x.device:
+            raise ValueError(f"moejit: {name} is {_describe(t)}; every tensor must be on "
+                             f"x's device {x.device}")
+        if not t.is_contiguous():
+            raise ValueError(f"moejit: {name} {_describe(t)} is not contiguous "
+                             f"(strides {t.stride()})")
+    if x.device.type not in ("cuda", "cpu", "meta"):
+        raise ValueError(f"moejit: tensors are on {x.device}; moejit runs on CUDA devices "
+                         f"(and its reference on the CPU)")
+    return Shape(int(top_k_index.shape[1]), int(hidden), int(intermediate), int(experts),
+                 _DTYPES[x.dtype])
+
+
+def _signature(t: Optional[torch.Tensor]):
+    return None if t is None else (t.shape, t.dtype, t.device, t.is_contiguous())
+
+
+# check_arguments' answers by the metadata it reads: an eager decode loop
+# repeats one signature, and looking it up costs a third of checking it.
+_checked: Dict[tuple, Shape] = {}
+
+
+def _checked_shape(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map) -> Shape:
+    key = (_signature(x), _signature(gate_up_proj), _signature(down_proj),
+           _signature(top_k_index), _signature(top_k_weights), _signature(expert_map))
+    shape = _checked.get(key)
+    if shape is None:
+        shape = check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                                expert_map)
+        if len(_checked) >= 4096:
+            _checked.clear()
+        _checked[key] = shape
+    return shape
+
+
+def reference(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+              top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+              expert_map: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The operation in plain PyTorch, fp32 accumulation, h rounded to x's
+    dtype between the GEMMs as moejit's kernels store it."""
+    experts = gate_up_proj.shape[0]
+    intermediate = down_proj.shape[2]
+    ids = top_k_index.long()
+    if expert_map is not None:
+        inside = (ids >= 0) & (ids < expert_map.shape[0])
+        ids = torch.where(inside, expert_map.long()[ids.clamp(0, max(expert_map.shape[0] - 1, 0))],
+                          torch.full_like(ids, -1))
+    y = torch.zeros(x.shape, dtype=torch.float32, device=x.device)
+    for e in torch.unique(ids).tolist():
+        if e < 0 or e >= experts:
+            continue
+        token, slot = torch.where(ids == e)
+        rows = x[token].float()
+        gate_up = rows @ gate_up_proj[e].float().t()
+        h = torch.nn.functional.silu(gate_up[:, :intermediate]) * gate_up[:, intermediate:]
+        out = h.to(x.dtype).float() @ down_proj[e].float().t()
+        y.index_add_(0, token, out * top_k_weights[token, slot].float()[:, None])
+    return y.to(x.dtype)
+
+
+class _Device:
+    """One moejit runtime per CUDA device, and its kernel sets per shape."""
+
+    def __init__(self, index: int):
+        self.runtime = _capi.Runtime(index)
+        self.kernels: Dict[Shape, _capi.KernelSet] = {}
+
+
+_devices: Dict[int, _Device] = {}
+_lock = threading.Lock()
+
+
+def _kernel_set(device: torch.device, shape: Shape) -> _capi.KernelSet:
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    return _kernel_set_of(index, shape)
+
+
+def _kernel_set_of(index: int, shape: Shape) -> _capi.KernelSet:
+    found = _devices.get(index)
+    if found is not None:
+        kernels = found.kernels.get(shape)
+        if kernels is not None:
+            return kernels
+    if torch.cuda.is_current_stream_capturing():
+        raise RuntimeError(
+            f"moejit: the kernels of {shape} on cuda:{index} are not bound yet and cannot be "
+            f"compiled or tuned during CUDA graph capture; call moejit.torch.prepare() or run "
+            f"the op once before capturing")
+    with _lock:
+        if index not in _devices:
+            _devices[index] = _Device(index)
+        found = _devices[index]
+        if shape not in found.kernels:
+            found.kernels[shape] = found.runtime.get(shape)
+        return found.kernels[shape]
+
+
+def prepare(shape: Shape, device: Optional[torch.device] = None) -> None:
+    """Binds the kernel set of `shape` on `device` (default: the current
+    CUDA device): loads or compiles it now, so that later calls, CUDA graph
+    captures included, find it ready."""
+    device = torch.device("cuda") if device is None else torch.device(device)
+    _kernel_set(device, shape)
+
+
+def _current_stream(index: int) -> int:
+    """torch's current stream on device `index`, as the cudaStream_t
+    value; the raw query inductor's generated code uses skips building a
+    torch.cuda.Stream object per call."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return raw(index) if raw is not None else torch.cuda.current_stream(index).cuda_stream
+
+
+def _launch(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+            top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+            expert_map: Optional[torch.Tensor], y: torch.Tensor) -> None:
+    shape = _checked_shape(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map)
+    tokens = x.shape[0]
+    if tokens == 0:
+        return
+    if x.device.type == "cpu":
+        y.copy_(reference(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map))
+        return
+    index = x.get_device()
+    kernels = _kernel_set_of(index, shape)
+    workspace_bytes = kernels.workspace_bytes(tokens)
+    # From torch's caching allocator (the graph's pool while capturing); the
+    # stream order keeps it alive until the kernels that use it are done.
+    workspace = torch.empty(workspace_bytes, dtype=torch.uint8, device=x.device)
+    kernels.run(x.data_ptr(), gate_up_proj.data_ptr(), down_proj.data_ptr(),
+                top_k_index.data_ptr(), top_k_weights.data_ptr(), y.data_ptr(), tokens,
+                workspace.data_ptr(), workspace_bytes,
+                _current_stream(index),
+                0 if expert_map is None else expert_map.data_ptr(),
+                0 if expert_map is None else expert_map.shape[0],
+                _INDEX_TYPES[top_k_index.dtype],
+                0 if top_k_weights.dtype == torch.float32 else 1)
+
+
+@torch.library.custom_op("moejit::fused_experts", mutates_args=())
+def _fused_experts(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+                   top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+                   expert_map: Optional[torch.Tensor] = None) -> torch.Tensor:
+    y = torch.empty_like(x)
+    _launch(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, y)
+    return y
+
+
+@_fused_experts.register_fake
+def _fused_experts_fake(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                        expert_map=None):
+    check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map)
+    return torch.empty_like(x)
+
+
+@torch.library.custom_op("moejit::fused_experts_", mutates_args=("x",))
+def _fused_experts_inplace(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+                           top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+                           expert_map: Optional[torch.Tensor] = None) -> None:
+    _launch(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, x)
+
+
+@_fused_experts_inplace.register_fake
+def _fused_experts_inplace_fake(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                                expert_map=None):
+    check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map)
+
+
+def _direct(x: torch.Tensor, weights) -> bool:
+    """Whether an eager call may skip torch's dispatcher: plain tensors (not
+    fake or traced), outside torch.compile, and no gradient asked for (the
+    op has no backward, which the dispatcher reports). The dispatcher adds
+    several microseconds per call that decode steps feel."""
+    if type(x) is not torch.Tensor or torch.compiler.is_compiling():
+        return False
+    return not (torch.is_grad_enabled() and any(w.requires_grad for w in weights))
+
+
+def fused_experts(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.Tensor,
+                  top_k_index: torch.Tensor, top_k_weights: torch.Tensor,
+                  expert_map: Optional[torch.Tensor] = None,
+                  inplace: bool = False) -> torch.Tensor:
+    """y = sum over the k slots of weight * down(silu(gate x) * up x);
+    with `inplace`, y is written into x and x is returned. Eager calls on
+    plain tensors run the op's implementation directly; traced and compiled
+    ones go through torch.ops.moejit."""
+    if _direct(x, (x, gate_up_proj, down_proj, top_k_weights)):
+        y = x if inplace else torch.empty_like(x)
+        _launch(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, y)
+        return y
+    if inplace:
+        torch.ops.moejit.fused_experts_(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                                        expert_map)
+        return x
+    return torch.ops.moejit.fused_experts(x, gate_up_proj, down_proj, top_k_index,
+                                          top_k_weights, expert_map)
+
+
+def cache_stats(device: Optional[torch.device] = None) -> Optional[_capi.CacheStats]:
+    """The cache statistics of `device`'s runtime; None before its first call."""
+    device = torch.device("cuda") if device is None else torch.device(device)
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    found = _devices.get(index)
+    return None if found is None else found.runtime.cache_stats()
+
+
+__all__ = ["MoejitError", "Shape", "cache_stats", "check_arguments", "fused_experts", "prepare",
+           "reference"]

@@ -1,0 +1,98 @@
+"""moejit as an experts implementation of Hugging Face Transformers 5.x.
+
+    import moejit.transformers  # registers "moejit"
+    model = AutoModelForCausalLM.from_pretrained(name, experts_implementation="moejit")
+    # or, on a loaded model: model.set_experts_implementation("moejit")
+
+Transformers routes every MoE experts module decorated with
+`use_experts_implementation` (Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE, ...)
+through the function registered under the name in its config. Ours calls
+`torch.ops.moejit.fused_experts` where the layer is what moejit computes
+(gate and up concatenated in [E, 2I, H], down in [E, H, I], SiLU gating, no
+biases) and no gradient is needed; anything else runs Transformers' own
+eager experts, with one warning per model class and reason.
+
+Expert parallelism: Transformers marks tokens routed to another rank's
+experts with the id num_experts; moejit's kernels skip ids outside
+[0, num_experts) without reading them, so no expert map is needed.
+"""
+
+import logging
+from typing import Optional
+
+import torch
+from transformers.activations import SiLUActivation
+from transformers.integrations.moe import ExpertsInterface, _default_apply_gate
+
+from ._capi import MoejitError
+from .torch import _DTYPES, fused_experts
+
+NAME = "moejit"
+
+logger = logging.getLogger("moejit.transformers")
+_warned = set()
+
+
+def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor) -> Optional[str]:
+    """Why moejit cannot run this experts module on this input, or None."""
+    if getattr(module, "has_bias", False):
+        return "its experts have biases"
+    if not getattr(module, "has_gate", True):
+        return "its experts have no gate projection"
+    if getattr(module, "is_transposed", False):
+        return "its expert weights are stored transposed"
+    if not getattr(module, "is_concatenated", True):
+        return "its gate and up projections are interleaved"
+    if type(module)._apply_gate is not _default_apply_gate:
+        return "it gates with its own function"
+    if not isinstance(getattr(module, "act_fn", None), (SiLUActivation, torch.nn.SiLU)):
+        return f"its activation is {type(getattr(module, 'act_fn', None)).__name__}, not SiLU"
+    if hidden_states.dtype not in _DTYPES:
+        return f"its activations are {hidden_states.dtype}"
+    if hidden_states.device.type not in ("cuda", "cpu"):
+        return f"it runs on {hidden_states.device}"
+    if torch.is_grad_enabled() and (hidden_states.requires_grad or
+                                    module.gate_up_proj.requires_grad):
+        return ("gradients are needed (moejit has no backward; run inference under "
+                "torch.no_grad() or torch.inference_mode())")
+    return None
+
+
+def _fall_back(module, reason, hidden_states, top_k_index, top_k_weights):
+    key = (type(module).__name__, reason)
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning("moejit: %s runs Transformers' eager experts because %s",
+                       type(module).__name__, reason)
+    # The class's own forward, which use_experts_implementation wrapped.
+    eager = type(module).forward.__wrapped__
+    return eager(module, hidden_states, top_k_index, top_k_weights)
+
+
+def experts_forward(module: torch.nn.Module, hidden_states: torch.Tensor,
+                    top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
+    """The experts forward Transformers calls for experts_implementation="moejit"."""
+    reason = unfit_reason(module, hidden_states)
+    if reason is not None:
+        return _fall_back(module, reason, hidden_states, top_k_index, top_k_weights)
+    weights = top_k_weights
+    if weights.dtype not in (torch.float32, hidden_states.dtype):
+        weights = weights.float()
+    try:
+        return fused_experts(hidden_states.contiguous(), module.gate_up_proj, module.down_proj,
+                             top_k_index.contiguous(), weights.contiguous())
+    except MoejitError as e:
+        if e.status != "INVALID_SHAPE":
+            raise
+        return _fall_back(module, f"moejit has no kernels for its shape ({e.message})",
+                          hidden_states, top_k_index, top_k_weights)
+
+
+def register(name: str = NAME) -> None:
+    """Registers the backend under `name` for every model of this process."""
+    ExpertsInterface.register(name, experts_forward)
+
+
+register()
+
+__all__ = ["NAME", "experts_forward", "register", "unfit_reason"]

@@ -1,0 +1,300 @@
+"""moejit.torch and moejit.transformers. On a machine without a GPU (CI)
+the ops run their PyTorch reference, which checks the argument handling,
+`torch.library.opcheck`, the `torch.compile(fullgraph=True)` trace and the
+Transformers registration; with a GPU the same tests run moejit's kernels,
+and the tests marked GPU (CUDA graphs, generate(), bitwise equalities)
+run too."""
+
+import logging
+import os
+import sys
+import unittest
+
+import torch
+
+import moejit
+import moejit.torch as mt
+
+GPU = torch.cuda.is_available()
+DEVICE = torch.device("cuda" if GPU else "cpu")
+needs_gpu = unittest.skipUnless(GPU, "needs a CUDA GPU (runs on the H200 in gpu_check.sh)")
+
+
+def make_inputs(tokens=37, hidden=256, intermediate=128, experts=16, k=4, dtype=torch.bfloat16,
+                device=DEVICE, seed=0):
+    """Random inputs scaled so y is O(1): x ~ N(0,1), weights ~ N(0, 1/fan_in)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(tokens, hidden, generator=g)
+    gate_up = torch.randn(experts, 2 * intermediate, hidden, generator=g) / hidden ** 0.5
+    down = torch.randn(experts, hidden, intermediate, generator=g) / intermediate ** 0.5
+    ids = torch.argsort(torch.rand(tokens, experts, generator=g), dim=1)[:, :k]
+    weights = torch.softmax(torch.randn(tokens, k, generator=g), dim=-1)
+    return (x.to(device, dtype), gate_up.to(device, dtype), down.to(device, dtype),
+            ids.to(device, torch.int32), weights.to(device))
+
+
+def loop_reference(x, gate_up, down, ids, weights):
+    """Token by token in fp64, independent of moejit.torch.reference."""
+    intermediate = down.shape[2]
+    y = torch.zeros(x.shape, dtype=torch.float64)
+    x, gate_up, down = x.double().cpu(), gate_up.double().cpu(), down.double().cpu()
+    for t in range(x.shape[0]):
+        for j in range(ids.shape[1]):
+            e = int(ids[t, j])
+            if not 0 <= e < gate_up.shape[0]:
+                continue
+            g = gate_up[e] @ x[t]
+            h = torch.nn.functional.silu(g[:intermediate]) * g[intermediate:]
+            y[t] += float(weights[t, j]) * (down[e] @ h)
+    return y
+
+
+def rel_error(a, b):
+    return float((a.double().cpu() - b.double().cpu()).norm() / b.double().cpu().norm())
+
+
+class Op(unittest.TestCase):
+    def test_matches_an_independent_fp64_loop(self):
+        for dtype, tolerance in ((torch.float32, 1e-5), (torch.bfloat16, 1.5e-2)):
+            args = make_inputs(dtype=dtype)
+            self.assertLess(rel_error(mt.fused_experts(*args), loop_reference(*args)), tolerance)
+
+    def test_arguments_that_do_not_fit_are_refused_before_launch(self):
+        x, gate_up, down, ids, weights = make_inputs()
+        cases = [
+            ((x.half(), gate_up, down, ids, weights), TypeError, "x's dtype"),
+            ((x.to(torch.int8), gate_up, down, ids, weights), TypeError, "bfloat16, float16"),
+            ((x[:, :128], gate_up, down, ids, weights), ValueError, "[E, 2I, H]"),
+            ((x, gate_up, down.transpose(1, 2).contiguous(), ids, weights), ValueError,
+             "transposed"),
+            ((x, gate_up, down, ids.to(torch.int16), weights), TypeError, "int32 or int64"),
+            ((x, gate_up, down, ids[:5], weights), ValueError, "top_k_index"),
+            ((x, gate_up, down, ids, weights[:, :2]), ValueError, "top_k_weights"),
+            ((x, gate_up, down, ids, weights.half()), TypeError, "float32 or x's dtype"),
+            ((x.t().contiguous().t(), gate_up, down, ids, weights), ValueError, "contiguous"),
+            ((x, gate_up, down, ids, weights, torch.zeros(16, dtype=torch.int64,
+                                                          device=DEVICE)), TypeError, "int32"),
+            ((x, gate_up, down, ids.to("meta"), weights), ValueError, "x's device"),
+        ]
+        for args, error, text in cases:
+            with self.subTest(text=text):
+                with self.assertRaises(error) as raised:
+                    mt.fused_experts(*args)
+                self.assertIn(text, str(raised.exception))
+
+    def test_no_tokens_is_a_no_op(self):
+        x, gate_up, down, ids, weights = make_inputs(tokens=0)
+        self.assertEqual(mt.fused_experts(x, gate_up, down, ids, weights).shape, (0, 256))
+
+    def test_opcheck(self):
+        args = make_inputs(tokens=9)
+        torch.library.opcheck(torch.ops.moejit.fused_experts.default, args + (None,))
+        x, *rest = args
+        torch.library.opcheck(torch.ops.moejit.fused_experts_.default, (x.clone(), *rest, None))
+
+    def test_compile_fullgraph_gives_the_eager_result_bitwise(self):
+        args = make_inputs(tokens=33)
+        eager = mt.fused_experts(*args)
+        compiled = torch.compile(lambda *a: mt.fused_experts(*a) * 2, fullgraph=True)
+        self.assertTrue(torch.equal(compiled(*args), eager * 2))
+        inplace = torch.compile(lambda x, *a: mt.fused_experts(x, *a, inplace=True) + 1,
+                                fullgraph=True)
+        x, *rest = args
+        self.assertTrue(torch.equal(inplace(x.clone(), *rest), eager + 1))
+
+    def test_int64_ids_model_dtype_weights_and_in_place_match(self):
+        x, gate_up, down, ids, weights = make_inputs()
+        plain = mt.fused_experts(x, gate_up, down, ids, weights)
+        self.assertTrue(torch.equal(mt.fused_experts(x, gate_up, down, ids.long(), weights),
+                                    plain))
+        in_model_dtype = mt.fused_experts(x, gate_up, down, ids, weights.to(x.dtype))
+        self.assertTrue(torch.equal(
+            in_model_dtype,
+            mt.fused_experts(x, gate_up, down, ids, weights.to(x.dtype).float())))
+        same = x.clone()
+        self.assertIs(mt.fused_experts(same, gate_up, down, ids, weights, inplace=True), same)
+        self.assertTrue(torch.equal(same, plain))
+
+    def test_an_expert_map_splitting_the_experts_sums_to_the_full_run(self):
+        x, gate_up, down, ids, weights = make_inputs(dtype=torch.float32, experts=16)
+        full = mt.fused_experts(x, gate_up, down, ids, weights)
+        parts = []
+        for first in (0, 8):
+            local = torch.full((16,), -1, dtype=torch.int32)
+            local[first:first + 8] = torch.arange(8, dtype=torch.int32)
+            parts.append(mt.fused_experts(x, gate_up[first:first + 8].contiguous(),
+                                          down[first:first + 8].contiguous(), ids, weights,
+                                          expert_map=local.to(DEVICE)))
+        self.assertLess(rel_error(parts[0] + parts[1], full), 1e-5)
+        self.assertGreater(rel_error(parts[0], full), 0.1, "each part is only a part")
+
+    def test_ids_outside_the_experts_contribute_nothing(self):
+        x, gate_up, down, ids, weights = make_inputs(dtype=torch.float32)
+        sentinel = ids.clone()
+        sentinel[::3, 0] = 16  # Transformers' "on another rank" id
+        expected = loop_reference(x, gate_up, down, sentinel, weights)
+        self.assertLess(rel_error(mt.fused_experts(x, gate_up, down, sentinel, weights),
+                                  expected), 1e-5)
+
+
+@needs_gpu
+class Gpu(unittest.TestCase):
+    def test_cuda_graph_replay_gives_the_eager_result_bitwise(self):
+        args = make_inputs(tokens=64)
+        eager = mt.fused_experts(*args)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            mt.fused_experts(*args)  # binds nothing new: already prepared
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            captured = mt.fused_experts(*args)
+        graph.replay()
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(captured, eager))
+        args[0].copy_(torch.randn_like(args[0]))
+        graph.replay()
+        self.assertTrue(torch.equal(captured, mt.fused_experts(*args)))
+
+    def test_capture_of_an_unprepared_shape_is_a_clear_error(self):
+        args = make_inputs(tokens=16, hidden=512, intermediate=64, experts=8, k=2)
+        graph = torch.cuda.CUDAGraph()
+        with self.assertRaises(RuntimeError) as raised:
+            with torch.cuda.graph(graph):
+                mt.fused_experts(*args)
+        self.assertIn("prepare()", str(raised.exception))
+        mt.prepare(mt.check_arguments(*args, None))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = mt.fused_experts(*args)
+        graph.replay()
+        self.assertTrue(torch.equal(y, mt.fused_experts(*args)))
+
+    def test_runs_on_the_current_stream(self):
+        args = make_inputs(tokens=128)
+        expected = mt.fused_experts(*args)
+        stream = torch.cuda.Stream()
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(50_000_000)  # the result is only ready after this
+            y = mt.fused_experts(*args)
+        stream.synchronize()
+        self.assertTrue(torch.equal(y, expected))
+
+
+def tiny_config(family, dtype):
+    """A small model of `family` with random weights and no download."""
+    import transformers
+    common = dict(vocab_size=256, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, max_position_embeddings=256, initializer_range=0.5,
+                  dtype=dtype, tie_word_embeddings=False)
+    if family == "qwen3_moe":
+        return transformers.Qwen3MoeConfig(**common, head_dim=32, intermediate_size=256,
+                                           moe_intermediate_size=64, num_experts=16,
+                                           num_experts_per_tok=4, norm_topk_prob=True)
+    if family == "qwen2_moe":
+        return transformers.Qwen2MoeConfig(**common, intermediate_size=256,
+                                           moe_intermediate_size=64,
+                                           shared_expert_intermediate_size=128, num_experts=16,
+                                           num_experts_per_tok=4)
+    if family == "mixtral":
+        return transformers.MixtralConfig(**common, intermediate_size=64, num_local_experts=8,
+                                          num_experts_per_tok=2)
+    if family == "olmoe":
+        return transformers.OlmoeConfig(**common, intermediate_size=64, num_experts=16,
+                                        num_experts_per_tok=4)
+    raise ValueError(family)
+
+
+FAMILIES = ("qwen3_moe", "qwen2_moe", "mixtral", "olmoe")
+
+
+def tiny_model(family, dtype):
+    import transformers
+    torch.manual_seed(1)
+    model = transformers.AutoModelForCausalLM.from_config(tiny_config(family, dtype),
+                                                          experts_implementation="eager")
+    with torch.no_grad():  # weights large enough that the experts shape the logits
+        for name, p in model.named_parameters():
+            if "experts" in name:
+                p.normal_(0, p.shape[-1] ** -0.5)
+    return model.to(DEVICE).eval()
+
+
+class Transformers(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import moejit.transformers  # noqa: F401 (registers "moejit")
+
+    def test_every_family_selects_moejit_by_name(self):
+        from unittest import mock
+        import moejit.transformers as backend
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                model = tiny_model(family, torch.float32)
+                experts = model.model.layers[0].mlp.experts
+                seen = []
+                experts.register_forward_hook(lambda m, args, out: seen.append((args, out)))
+                tokens = torch.randint(0, 256, (2, 12), device=DEVICE)
+                with torch.no_grad():
+                    eager = model(tokens).logits
+                    model.set_experts_implementation("moejit")
+                    with mock.patch.object(backend, "fused_experts",
+                                           wraps=backend.fused_experts) as op:
+                        ours = model(tokens).logits
+                self.assertEqual(op.call_count, 2, "both MoE layers run through moejit")
+                self.assertLess(rel_error(ours, eager), 1e-4)
+                (args, out), = seen[1:]
+                with torch.no_grad():
+                    own = type(experts).forward.__wrapped__(experts, *args)
+                self.assertLess(rel_error(out, own), 1e-5)
+                self.assertGreater(float(out.norm()), 0.1 * float(args[0].norm()),
+                                   "the experts' output is not negligible")
+
+    def test_layers_that_do_not_fit_fall_back_with_a_message(self):
+        model = tiny_model("qwen3_moe", torch.float32)
+        model.set_experts_implementation("moejit")
+        tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
+        with self.assertLogs("moejit.transformers", logging.WARNING) as logs:
+            with torch.enable_grad():
+                model(tokens).logits.sum().backward()  # needs gradients: eager
+        self.assertIn("gradients are needed", logs.output[0])
+        experts = model.model.layers[0].mlp.experts
+        experts.has_bias = True
+        import moejit.transformers as backend
+        self.assertEqual(backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)),
+                         "its experts have biases")
+        experts.has_bias = False
+        experts.act_fn = torch.nn.GELU()
+        self.assertIn("GELU", backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)))
+
+    @needs_gpu
+    def test_fp32_greedy_generate_gives_the_same_tokens(self):
+        for family in ("qwen3_moe", "mixtral", "olmoe"):
+            with self.subTest(family=family):
+                model = tiny_model(family, torch.float32)
+                prompt = torch.randint(0, 256, (2, 8), device=DEVICE)
+                kwargs = dict(max_new_tokens=32, min_new_tokens=32, do_sample=False)
+                eager = model.generate(prompt, **kwargs)
+                model.set_experts_implementation("moejit")
+                ours = model.generate(prompt, **kwargs)
+                self.assertEqual(ours.shape[1], 40)
+                self.assertTrue(torch.equal(ours, eager), f"{ours}\n{eager}")
+
+    @needs_gpu
+    def test_bf16_logits_agree(self):
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                model = tiny_model(family, torch.bfloat16)
+                tokens = torch.randint(0, 256, (4, 64), device=DEVICE)
+                with torch.no_grad():
+                    eager = model(tokens).logits
+                    model.set_experts_implementation("moejit")
+                    ours = model(tokens).logits
+                self.assertLess(rel_error(ours, eager), 1e-2)
+
+
+if __name__ == "__main__":
+    print(f"moejit {moejit.version()}, torch {torch.__version__}, device {DEVICE}",
+          file=sys.stderr)
+    unittest.main(verbosity=2)
