@@ -1,5 +1,6 @@
 # Runs `moejit warm --arch sm_90a` twice on an empty cache: the first run
-# compiles every kernel, the second finds all of them cached. Then checks
+# compiles every kernel (printing progress), the second finds all of them
+# cached; --json, --gpu and `cache list` on the warmed cache. Then checks
 # that a bad target and a bad tile config are refused, and codegen prints.
 file(REMOVE_RECURSE ${WORK})
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
@@ -11,10 +12,58 @@ if(NOT first MATCHES "cache hits 0, misses ([1-9][0-9]*)")
   message(FATAL_ERROR "first warm should only miss: ${first}")
 endif()
 set(compiled ${CMAKE_MATCH_1})
+# Where the plans come from, and progress as it happens: piped, one flushed
+# line per update (no live '\r' line), ending with every kernel ready.
+set(seed "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16")
+if(NOT first MATCHES "\\[1/1\\] ${seed}  \\(workload [0-9a-f]+\\)\n  plans: heuristic, shipped table for NVIDIA H200\n"
+   OR NOT first MATCHES "\n  \\[0/${compiled}\\] kernels ready: 0 compiled, 0 from the cache\n"
+   OR NOT first MATCHES "\n  \\[${compiled}/${compiled}\\] kernels ready: ${compiled} compiled, 0 from the cache\n"
+   OR first MATCHES "\r")
+  message(FATAL_ERROR "first warm should name its plans and print progress lines: ${first}")
+endif()
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE second ERROR_VARIABLE err)
 if(NOT rc EQUAL 0 OR NOT second MATCHES "cache hits ${compiled}, misses 0")
   message(FATAL_ERROR "second warm should only hit ${compiled}: ${second} ${err}")
+endif()
+# --json: one document on stdout (progress on stderr) listing every kernel.
+execute_process(COMMAND ${MOEJIT} warm --json --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+string(JSON kernels ERROR_VARIABLE json_error LENGTH "${json}" shapes 0 kernels)
+if(NOT rc EQUAL 0 OR json_error OR NOT kernels EQUAL compiled
+   OR NOT err MATCHES "kernels ready: 0 compiled, ${compiled} from the cache")
+  message(FATAL_ERROR "warm --json should list ${compiled} kernels: ${rc} ${json_error} ${json} ${err}")
+endif()
+string(JSON shape GET "${json}" shapes 0 shape)
+string(JSON status GET "${json}" shapes 0 kernels 0 status)
+string(JSON name GET "${json}" shapes 0 kernels 0 name)
+string(JSON hits GET "${json}" cache hits)
+string(JSON plan GET "${json}" shapes 0 plans 1)
+if(NOT shape STREQUAL seed OR NOT status STREQUAL "cached" OR NOT name MATCHES "^moe_route_count_"
+   OR NOT hits EQUAL compiled OR NOT plan STREQUAL "shipped table for NVIDIA H200")
+  message(FATAL_ERROR "warm --json of a warmed cache: ${json}")
+endif()
+# --gpu NAME: a name no shipped table has is warned about, with the names
+# that do; its tuned plan is the heuristic's (all cached already).
+execute_process(COMMAND ${MOEJIT} warm --gpu NOPE --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT err MATCHES "warning: --gpu 'NOPE' matches no shipped tuning table \\(shipped tables are for 'NVIDIA H200'\\)"
+   OR NOT out MATCHES "plans: heuristic \\(no tuning record or shipped table for NOPE\\)\n")
+  message(FATAL_ERROR "warm --gpu NOPE should warn and list the shipped names: ${rc} ${out} ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} warm --gpu "NVIDIA H200" --arch sm_90a --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR err MATCHES "warning" OR NOT out MATCHES "plans: heuristic, shipped table for NVIDIA H200\n")
+  message(FATAL_ERROR "warm --gpu 'NVIDIA H200' should use its shipped table: ${rc} ${out} ${err}")
+endif()
+# Without a GPU and without --arch there is no target: say to pass --arch.
+execute_process(COMMAND ${MOEJIT} info OUTPUT_VARIABLE info)
+if(info MATCHES "\ngpus: 0\n")
+  execute_process(COMMAND ${MOEJIT} warm --cache-dir ${WORK}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "pass --arch \\(e.g. --arch sm_90a\\)")
+    message(FATAL_ERROR "a GPU-less warm without --arch should say to pass --arch: ${rc} ${err}")
+  endif()
 endif()
 execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -38,6 +87,33 @@ execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model mixtral-8x7b --cach
 if(NOT rc EQUAL 0 OR NOT out MATCHES "k=2,hidden=4096,intermediate=14336,experts=8"
    OR NOT out MATCHES "moe_gemm1_bf16_k2_h4096_i14336_e8_bm256_bn96_s3_wgmma_f1")
   message(FATAL_ERROR "warm --model should warm the preset and its shipped table: ${out} ${err}")
+endif()
+# cache list shows each workload's shape (text and --json), recovered from
+# its entries' kernel names.
+execute_process(COMMAND ${MOEJIT} cache list --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\n  shape ${seed}\n"
+   OR NOT out MATCHES "\n  shape k=2,hidden=4096,intermediate=14336,experts=8,dtype=bf16\n")
+  message(FATAL_ERROR "cache list should show the shapes: ${rc} ${out} ${err}")
+endif()
+execute_process(COMMAND ${MOEJIT} cache list --json --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
+string(JSON workloads ERROR_VARIABLE json_error LENGTH "${json}" workloads)
+if(NOT rc EQUAL 0 OR json_error OR NOT workloads EQUAL 2)
+  message(FATAL_ERROR "cache list --json should list 2 workloads: ${rc} ${json_error} ${json} ${err}")
+endif()
+set(shapes "")
+foreach(i 0 1)
+  string(JSON shape GET "${json}" workloads ${i} shape)
+  string(JSON entry GET "${json}" workloads ${i} entries 0 kernel)
+  list(APPEND shapes "${shape}")
+  if(NOT entry MATCHES "^moe_")
+    message(FATAL_ERROR "cache list --json entries should name their kernels: ${json}")
+  endif()
+endforeach()
+list(SORT shapes)
+if(NOT shapes STREQUAL "k=2,hidden=4096,intermediate=14336,experts=8,dtype=bf16;${seed}")
+  message(FATAL_ERROR "cache list --json should give both shapes: ${shapes}")
 endif()
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model no-such-model --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

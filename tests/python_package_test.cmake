@@ -12,3 +12,11 @@ endfunction()
 run(${PYTHON} -m venv ${WORK}/venv)
 run(${WORK}/venv/bin/python -m pip install --quiet ${SOURCE})
 run(${WORK}/venv/bin/python ${SOURCE}/tests/python/test_package.py)
+# The wheel's own libmoejit.so (built by pip, not by this build) loads on
+# glibc 2.35 and exports moejit's symbols alone, as the build's does.
+file(GLOB wheel_library ${WORK}/venv/lib/python3*/site-packages/moejit/libmoejit.so)
+if(NOT wheel_library)
+  message(FATAL_ERROR "pip installed no moejit/libmoejit.so under ${WORK}/venv")
+endif()
+run(${CMAKE_COMMAND} -DBINARIES=${wheel_library} -P ${CMAKE_CURRENT_LIST_DIR}/glibc_versions_test.cmake)
+run(${CMAKE_COMMAND} -DLIBRARY=${wheel_library} -P ${CMAKE_CURRENT_LIST_DIR}/exported_symbols_test.cmake)

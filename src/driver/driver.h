@@ -22,7 +22,7 @@ namespace moejit::driver {
                           X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate)      \
                               X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)             \
                                   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)              \
-                                      X(cuEventElapsedTime)
+                                      X(cuEventElapsedTime) X(cuDriverGetVersion)
 
 struct Api {
 #define MOEJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;

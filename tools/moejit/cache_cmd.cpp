@@ -1,16 +1,20 @@
 // moejit cache: prints what store/cache_admin finds and does; the logic
 // (scan, checks, LRU choice, lock-aware removal) lives in the library.
-#include "cache_cmd.h"
+#include "cli.h"
 
+#include "api/warm.h"
 #include "common/error.h"
 #include "store/cache_admin.h"
-#include "api/warm.h"
+#include "workload/shape.h"
 
+#include <llvm/Support/JSON.h>
 #include <llvm/Support/Path.h>
 
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <regex>
 
 namespace moejit::cli {
 
@@ -34,42 +38,127 @@ std::string age(int64_t when) {
   return std::to_string(s / 86400) + "d";
 }
 
-int list(const std::string &root) {
+/// The shape of workload `id`, from the kernel names of its entries. A
+/// workload id is a one-way hash (sha256 of workload::canonicalText), and an
+/// entry's metadata holds its kernel name, which spells the shape
+/// (moe_gemm1_bf16_k8_h2048_i768_e128_...); a shape counts only if it hashes
+/// back to `id`, so a name spelled some other way gives none, not a wrong
+/// one.
+std::optional<MoeShape> shapeOfWorkload(const std::string &id,
+                                        const std::vector<std::string> &kernels) {
+  static const std::regex spelled("_([a-z0-9]+)_k([0-9]+)_h([0-9]+)_i([0-9]+)_e([0-9]+)(_|$)");
+  for (const std::string &kernel : kernels) {
+    std::smatch m;
+    if (!std::regex_search(kernel, m, spelled))
+      continue;
+    try {
+      const MoeShape shape{static_cast<int>(parseInteger(m.str(2), "k", 1, kMaxDim)),
+                           static_cast<int>(parseInteger(m.str(3), "hidden", 1, kMaxDim)),
+                           static_cast<int>(parseInteger(m.str(4), "intermediate", 1, kMaxDim)),
+                           static_cast<int>(parseInteger(m.str(5), "experts", 1, kMaxExperts)),
+                           parse_dtype(m.str(1))};
+      if (workload::workloadId(shape) == id)
+        return shape;
+    } catch (const std::exception &) { // not a shape moejit spells
+    }
+  }
+  return std::nullopt;
+}
+
+struct ListedEntry {
+  const store::CacheFile *file;
+  std::string kernel, arch, corrupt; ///< corrupt: why it does not decode
+};
+
+int list(const std::string &root, bool json) {
   const store::CacheScan scan = unwrapOrThrow(store::scanCache(root));
-  std::printf("cache root: %s\n", root.c_str());
+  if (!json)
+    std::printf("cache root: %s\n", root.c_str());
   std::map<std::string, std::vector<const store::CacheFile *>> by_workload;
   for (const store::CacheFile &f : scan.files)
     by_workload[f.workload_id].push_back(&f);
   size_t workloads = 0;
+  llvm::json::Array workloads_json;
   for (const auto &[id, files] : by_workload) {
     uint64_t bytes = 0;
     size_t entries = 0, temps = 0, locks = 0;
+    std::vector<ListedEntry> listed;
+    std::vector<std::string> kernels;
     for (const store::CacheFile *f : files) {
-      entries += f->kind == store::FileKind::Entry;
       temps += f->kind == store::FileKind::Temp;
       locks += f->kind == store::FileKind::Lock;
-      bytes += f->kind == store::FileKind::Entry ? f->size : 0;
+      if (f->kind != store::FileKind::Entry)
+        continue;
+      ++entries;
+      bytes += f->size;
+      auto meta = store::checkEntryFile(root, *f);
+      if (meta) {
+        listed.push_back({f, meta->kernel, meta->arch, ""});
+        kernels.push_back(meta->kernel);
+      } else {
+        listed.push_back({f, "", "", errorMessage(meta.takeError())});
+      }
     }
     if (entries == 0 && temps == 0 && locks == 0)
       continue;
     ++workloads;
+    const std::optional<MoeShape> shape = shapeOfWorkload(id, kernels);
+    if (json) {
+      llvm::json::Array entries_json;
+      for (const ListedEntry &e : listed) {
+        llvm::json::Object o{{"file", llvm::sys::path::filename(e.file->path).str()},
+                             {"size", static_cast<int64_t>(e.file->size)},
+                             {"last_used", e.file->lastUsed()}};
+        if (e.corrupt.empty()) {
+          o["kernel"] = e.kernel;
+          o["arch"] = e.arch;
+        } else {
+          o["corrupt"] = e.corrupt;
+        }
+        entries_json.push_back(std::move(o));
+      }
+      workloads_json.push_back(llvm::json::Object{
+          {"workload_id", id},
+          {"shape", shape ? llvm::json::Value(shapeText(*shape)) : llvm::json::Value(nullptr)},
+          {"bytes", static_cast<int64_t>(bytes)},
+          {"temporary_files", static_cast<int64_t>(temps)},
+          {"lock_files", static_cast<int64_t>(locks)},
+          {"entries", std::move(entries_json)}});
+      continue;
+    }
     std::printf("\nworkload %s: %zu entries, %s\n", id.c_str(), entries,
                 store::formatSize(bytes).c_str());
+    std::printf("  shape %s\n", shape ? shapeText(*shape).c_str()
+                                      : "unknown (no entry's kernel name spells this workload)");
     std::printf("  %-72s %8s %9s  %s\n", "kernel", "size", "last use", "key");
-    for (const store::CacheFile *f : files) {
-      if (f->kind != store::FileKind::Entry)
-        continue;
-      auto meta = store::checkEntryFile(root, *f);
-      const std::string kernel = meta ? meta->kernel + " " + meta->arch
-                                      : "(corrupt: " + errorMessage(meta.takeError()) + ")";
-      const std::string name = llvm::sys::path::filename(f->path).str();
-      std::printf("  %-72s %8s %9s  %.16s\n", kernel.c_str(), store::formatSize(f->size).c_str(),
-                  age(f->lastUsed()).c_str(), name.c_str());
+    for (const ListedEntry &e : listed) {
+      const std::string kernel =
+          e.corrupt.empty() ? e.kernel + " " + e.arch : "(corrupt: " + e.corrupt + ")";
+      const std::string name = llvm::sys::path::filename(e.file->path).str();
+      std::printf("  %-72s %8s %9s  %.16s\n", kernel.c_str(),
+                  store::formatSize(e.file->size).c_str(), age(e.file->lastUsed()).c_str(),
+                  name.c_str());
     }
     if (temps || locks)
       std::printf("  and %zu temporary, %zu lock files (moejit cache verify)\n", temps, locks);
   }
   const uint64_t total = scan.entryBytes();
+  if (json) {
+    llvm::json::Array refused, tuning;
+    for (const store::CacheFile &f : scan.refused)
+      refused.push_back(llvm::json::Object{{"path", f.relative}, {"why", f.refused}});
+    for (const store::CacheFile &f : scan.tuning)
+      tuning.push_back(llvm::json::Object{
+          {"path", f.relative}, {"size", static_cast<int64_t>(f.size)}, {"mtime", f.mtime}});
+    printJson(
+        llvm::json::Object{{"cache_root", root},
+                           {"workloads", std::move(workloads_json)},
+                           {"entries", static_cast<int64_t>(scan.count(store::FileKind::Entry))},
+                           {"bytes", static_cast<int64_t>(total)},
+                           {"refused", std::move(refused)},
+                           {"tuning_records", std::move(tuning)}});
+    return 0;
+  }
   std::printf("\ntotal: %zu entries in %zu workloads, %s (%llu bytes)\n",
               scan.count(store::FileKind::Entry), workloads, store::formatSize(total).c_str(),
               static_cast<unsigned long long>(total));
@@ -136,28 +225,56 @@ int prune(const std::string &root, uint64_t max_bytes) {
 
 } // namespace
 
-int runCache(Args args) {
-  const std::string root = args.value("--cache-dir").value_or(store::defaultRoot());
+namespace {
+/// The root of `--cache-dir` (default: the environment's); a runtime error
+/// when there is none.
+std::string rootOf(const std::string &given) {
+  const std::string root = given.empty() ? store::defaultRoot() : given;
   if (root.empty())
     throw Error(ErrorCode::InvalidArgument,
                 "no cache root: no home folder; give --cache-dir or set MOEJIT_CACHE_DIR");
-  const std::optional<std::string> max_size = args.value("--max-size");
-  const bool fix = args.flag("--fix");
-  const bool do_list = args.flag("list"), do_verify = args.flag("verify"),
-             do_prune = args.flag("prune");
-  args.finish();
-  if (do_list + do_verify + do_prune != 1)
-    throw Error(ErrorCode::InvalidArgument, "cache needs one of: list, verify [--fix], "
-                                            "prune --max-size SIZE");
-  if (fix && !do_verify)
-    throw Error(ErrorCode::InvalidArgument, "--fix goes with cache verify");
-  if (max_size.has_value() != do_prune)
-    throw Error(ErrorCode::InvalidArgument, "cache prune needs --max-size SIZE (and only it)");
-  if (do_list)
-    return list(root);
-  if (do_verify)
-    return verify(root, fix);
-  return prune(root, unwrapOrThrow(store::parseSize(*max_size)));
+  return root;
+}
+} // namespace
+
+Command addCache(CLI::App &app) {
+  struct CacheArgs {
+    std::string root, max_size;
+    bool fix = false, json = false;
+  };
+  auto a = std::make_shared<CacheArgs>();
+  CLI::App *cmd = app.add_subcommand("cache", "Show, check or trim the cubin cache.");
+  cmd->require_subcommand(1);
+  auto addRoot = [&](CLI::App *sub) {
+    sub->add_option("--cache-dir", a->root, "cache root (default: MOEJIT_CACHE_DIR or ~/.cache)")
+        ->type_name("DIR");
+  };
+  CLI::App *list_cmd = cmd->add_subcommand(
+      "list", "Show each workload (shape, entries: kernel, size, last use) and tuning record.");
+  addRoot(list_cmd);
+  list_cmd->add_flag("--json", a->json, "print a JSON document on stdout instead of text");
+  CLI::App *verify_cmd = cmd->add_subcommand(
+      "verify", "Check every entry and tuning record; exit 1 on a corrupt entry, a bad record, a "
+                "link or a special file.");
+  addRoot(verify_cmd);
+  verify_cmd->add_flag("--fix", a->fix,
+                       "remove those, and leftovers of killed processes (never following a link)");
+  CLI::App *prune_cmd = cmd->add_subcommand(
+      "prune", "Remove least recently used entries down to a size, never one a running process "
+               "has open.");
+  addRoot(prune_cmd);
+  prune_cmd->add_option("--max-size", a->max_size, "the size to keep: 512M, 2G, 100K, 12345")
+      ->type_name("SIZE")
+      ->required()
+      ->check(checkedBy([](const std::string &s) { unwrapOrThrow(store::parseSize(s)); }, ""));
+  return {cmd, [a, list_cmd, verify_cmd] {
+            const std::string root = rootOf(a->root);
+            if (list_cmd->parsed())
+              return list(root, a->json);
+            if (verify_cmd->parsed())
+              return verify(root, a->fix);
+            return prune(root, unwrapOrThrow(store::parseSize(a->max_size)));
+          }};
 }
 
 } // namespace moejit::cli

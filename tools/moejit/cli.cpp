@@ -3,8 +3,12 @@
 #include "common/error.h"
 #include "workload/presets.h"
 
+#include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
 
+#include <charconv>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -12,45 +16,48 @@ extern const char *const kSeedCasesJson;
 
 namespace moejit::cli {
 
-Args::Args(int argc, char **argv) : rest_(argv, argv + argc) {}
-
-std::optional<std::string> Args::value(const std::string &name) {
-  for (size_t i = 0; i < rest_.size(); ++i) {
-    if (rest_[i] == name) {
-      if (i + 1 >= rest_.size())
-        throw Error(ErrorCode::InvalidArgument, name + " needs a value");
-      std::string v = rest_[i + 1];
-      rest_.erase(rest_.begin() + i, rest_.begin() + i + 2);
-      return v;
-    }
-    if (rest_[i].rfind(name + "=", 0) == 0) {
-      std::string v = rest_[i].substr(name.size() + 1);
-      rest_.erase(rest_.begin() + i);
-      return v;
-    }
-  }
-  return std::nullopt;
+int64_t parseInteger(std::string_view text, const std::string &what, int64_t lo, int64_t hi) {
+  int64_t value = 0;
+  const char *end = text.data() + text.size();
+  // from_chars takes no '+', no space and no base prefix; the whole text
+  // must be used, so "4096e3" and "12abc" are refused, not read as 4096, 12.
+  const auto [stop, ec] = std::from_chars(text.data(), end, value);
+  const std::string named = what.empty() ? "" : what + " ";
+  if (text.empty() || ec == std::errc::invalid_argument || stop != end)
+    throw UsageError(named + "'" + std::string(text) + "' is not a whole number");
+  if (ec == std::errc::result_out_of_range || value < lo || value > hi)
+    throw UsageError(named + std::string(text) + " is not in " + std::to_string(lo) + ".." +
+                     std::to_string(hi));
+  return value;
 }
 
-std::vector<std::string> Args::values(const std::string &name) {
-  std::vector<std::string> all;
-  while (auto v = value(name))
-    all.push_back(*v);
-  return all;
+CLI::Validator integerText() {
+  return CLI::Validator(
+      [](std::string &text) -> std::string {
+        try {
+          text = std::to_string(parseInteger(text, "", std::numeric_limits<int64_t>::min(),
+                                             std::numeric_limits<int64_t>::max()));
+          return {};
+        } catch (const UsageError &e) {
+          return e.what();
+        }
+      },
+      "", "integer");
 }
 
-bool Args::flag(const std::string &name) {
-  for (size_t i = 0; i < rest_.size(); ++i)
-    if (rest_[i] == name) {
-      rest_.erase(rest_.begin() + i);
-      return true;
-    }
-  return false;
-}
-
-void Args::finish() const {
-  if (!rest_.empty())
-    throw Error(ErrorCode::InvalidArgument, "unexpected argument '" + rest_.front() + "'");
+CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::string description) {
+  return CLI::Validator(
+      [parse = std::move(parse)](std::string &text) -> std::string {
+        try {
+          parse(text);
+          return {};
+        } catch (const UsageError &e) {
+          return e.what();
+        } catch (const Error &e) {
+          return e.what();
+        }
+      },
+      std::move(description));
 }
 
 MoeShape parseShape(const std::string &text) {
@@ -62,7 +69,7 @@ MoeShape parseShape(const std::string &text) {
   while (std::getline(in, item, ',')) {
     const auto eq = item.find('=');
     if (eq == std::string::npos)
-      throw Error(ErrorCode::InvalidShape, "shape item '" + item + "' is not key=value");
+      throw UsageError("shape item '" + item + "' is not key=value");
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (auto a = aliases.find(key); a != aliases.end())
       key = a->second;
@@ -70,46 +77,59 @@ MoeShape parseShape(const std::string &text) {
       s.dtype = parse_dtype(val);
       continue;
     }
-    int v = 0;
-    try {
-      v = std::stoi(val);
-    } catch (const std::exception &) {
-      throw Error(ErrorCode::InvalidShape, "shape value '" + val + "' is not a number");
-    }
-    if (key == "k")
-      s.k = v;
-    else if (key == "hidden")
-      s.hidden = v;
-    else if (key == "intermediate")
-      s.intermediate = v;
-    else if (key == "experts")
-      s.experts = v;
-    else
-      throw Error(ErrorCode::InvalidShape, "unknown shape key '" + key + "'");
+    int *field = key == "k"              ? &s.k
+                 : key == "hidden"       ? &s.hidden
+                 : key == "intermediate" ? &s.intermediate
+                 : key == "experts"      ? &s.experts
+                                         : nullptr;
+    if (!field)
+      throw UsageError("unknown shape key '" + key + "' (k, hidden, intermediate, experts, dtype)");
+    // The range only keeps the value an int; validate() applies the rules.
+    *field = static_cast<int>(parseInteger(val, key, 0, std::numeric_limits<int>::max()));
   }
   validate(s);
   return s;
 }
 
-std::vector<MoeShape> shapesFromArgs(Args &args) {
+namespace {
+std::string knownModels() {
+  std::string known;
+  for (const workload::Preset &p : workload::presets())
+    known += p.name + ", ";
+  return known + "all";
+}
+} // namespace
+
+void addShapeOptions(CLI::App &app, ShapeArgs &args) {
+  args.shape_option = app.add_option("--shape", args.shapes,
+                                     "a shape, e.g. k=8,hidden=2048,intermediate=768,experts=128,"
+                                     "dtype=bf16 (omitted keys: the seed shape's; repeatable)")
+                          ->type_name("S")
+                          ->allow_extra_args(false)
+                          ->check(checkedBy([](const std::string &s) { parseShape(s); }, ""));
+  args.model_option =
+      app.add_option("--model", args.models, "a preset shape (repeatable): " + knownModels())
+          ->type_name("NAME")
+          ->allow_extra_args(false)
+          ->check(checkedBy(
+              [](const std::string &name) {
+                if (name != "all" && !workload::presetShape(name))
+                  throw UsageError("unknown model '" + name + "'; known: " + knownModels());
+              },
+              ""));
+}
+
+std::vector<MoeShape> shapesOf(const ShapeArgs &args) {
   std::vector<MoeShape> shapes;
-  for (const std::string &s : args.values("--shape"))
+  for (const std::string &s : args.shapes)
     shapes.push_back(parseShape(s));
-  for (const std::string &name : args.values("--model")) {
+  for (const std::string &name : args.models) {
     if (name == "all") {
       for (const workload::Preset &p : workload::presets())
         shapes.push_back(p.shape);
       continue;
     }
-    std::optional<MoeShape> shape = workload::presetShape(name);
-    if (!shape) {
-      std::string known;
-      for (const workload::Preset &p : workload::presets())
-        known += " " + p.name;
-      throw Error(ErrorCode::InvalidArgument,
-                  "unknown model '" + name + "'; known:" + known + " (or all)");
-    }
-    shapes.push_back(*shape);
+    shapes.push_back(*workload::presetShape(name)); // checked while parsing
   }
   if (shapes.empty())
     shapes.push_back(seedShape());
@@ -120,6 +140,11 @@ std::string shapeText(const MoeShape &s) {
   return "k=" + std::to_string(s.k) + ",hidden=" + std::to_string(s.hidden) +
          ",intermediate=" + std::to_string(s.intermediate) +
          ",experts=" + std::to_string(s.experts) + ",dtype=" + dtype_name(s.dtype);
+}
+
+void printJson(const llvm::json::Value &value) {
+  llvm::outs() << llvm::formatv("{0:2}", value) << "\n";
+  llvm::outs().flush();
 }
 
 namespace {

@@ -1,37 +1,68 @@
-// Argument helpers shared by the moejit subcommands.
+// What the moejit subcommands share: how each one registers with the CLI11
+// parser, the usage error, strict number parsing and the shape options.
 #pragma once
 
 #include "moejit/moejit.hpp"
 
-#include <optional>
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+namespace llvm::json {
+class Value;
+}
 
 namespace moejit::cli {
 
-/// argv after the subcommand, consumed as options are read.
-class Args {
-public:
-  Args(int argc, char **argv);
-  /// Value of "--name VALUE" or "--name=VALUE", removed from the list.
-  std::optional<std::string> value(const std::string &name);
-  /// Every value of a repeatable option.
-  std::vector<std::string> values(const std::string &name);
-  bool flag(const std::string &name);
-  /// Throws if anything was not consumed.
-  void finish() const;
-
-private:
-  std::vector<std::string> rest_;
+/// A command line moejit cannot act on: main prints it and exits 2 (a
+/// run-time failure exits 1).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
+/// A subcommand: `app` is where its options were bound, `run` acts on them
+/// once the whole command line parsed.
+struct Command {
+  CLI::App *app = nullptr;
+  std::function<int()> run;
+};
+
+/// All of `text` as a base-10 integer in [lo, hi] (no sign but '-', no
+/// space, no suffix, no hex); UsageError naming `what` otherwise.
+int64_t parseInteger(std::string_view text, const std::string &what, int64_t lo, int64_t hi);
+
+/// A CLI11 transform that accepts only what parseInteger accepts and leaves
+/// the canonical decimal spelling (CLI11's own conversion reads "010" as
+/// octal and "0x10" as hex); a CLI::Range after it checks the bounds.
+CLI::Validator integerText();
+
+/// A CLI11 check that `parse(text)` does not throw UsageError or
+/// moejit::Error; the message becomes CLI11's (option name first).
+CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::string description);
+
 /// "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16" (keys may be
-/// abbreviated to h, i, e). Validated.
+/// abbreviated to h, i, e; omitted keys take the seed shape's values).
+/// Validated; UsageError or Error(InvalidShape) otherwise.
 MoeShape parseShape(const std::string &text);
 std::string shapeText(const MoeShape &shape);
-/// The shapes of every --shape S and --model NAME ("all": every preset);
-/// the seed shape when there are none.
-std::vector<MoeShape> shapesFromArgs(Args &args);
+
+/// --shape S and --model NAME|all, repeatable, checked while parsing.
+struct ShapeArgs {
+  std::vector<std::string> shapes, models;
+  CLI::Option *shape_option = nullptr, *model_option = nullptr;
+};
+void addShapeOptions(CLI::App &app, ShapeArgs &args);
+/// The shapes of every --shape and --model (in that order); the seed shape
+/// when there are none.
+std::vector<MoeShape> shapesOf(const ShapeArgs &args);
+
+/// Pretty-printed on stdout, then a newline (`--json`).
+void printJson(const llvm::json::Value &value);
 
 /// The shape shared by the seed cases (../shared/workloads/seed.json).
 MoeShape seedShape();
@@ -43,14 +74,18 @@ struct BenchCase {
 };
 std::vector<BenchCase> seedCases();
 
-int runWarm(Args args);
-int runBench(Args args);
-/// `bench --jit`: Runtime::get timings; `self` is this program's path.
-int runJitBench(Args args, const std::string &self);
-/// One get() on a warm cache in this new process; prints its ms.
-int runJitProbe(Args args);
-int runCodegen(Args args);
-int runInfo(Args args);
-int runSettings(Args args);
+/// Each adds its subcommand to `app`.
+Command addWarm(CLI::App &app);
+/// `self` is this program's path: bench --jit runs it again (jit-probe).
+Command addBench(CLI::App &app, const std::string &self);
+/// `bench --jit`: Runtime::get timings, with `moejit jit-probe` as the new
+/// processes.
+int runJitBench(const std::vector<MoeShape> &shapes, int processes, const std::string &self);
+/// One get() on a warm cache in this new process; prints its ms (hidden).
+Command addJitProbe(CLI::App &app);
+Command addCodegen(CLI::App &app);
+Command addInfo(CLI::App &app);
+Command addSettings(CLI::App &app);
+Command addCache(CLI::App &app);
 
 } // namespace moejit::cli

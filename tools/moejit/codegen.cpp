@@ -6,45 +6,90 @@
 #include "runtime/planner.h"
 
 #include <cstdio>
+#include <optional>
 
 namespace moejit::cli {
 
-int runCodegen(Args args) {
-  using codegen::KernelKind;
-  const std::string kind_text = args.value("--kernel").value_or("gemm1");
-  const MoeShape shape = parseShape(args.value("--shape").value_or(""));
+namespace {
+
+using codegen::KernelKind;
+
+constexpr KernelKind kKinds[] = {KernelKind::RouteCount,   KernelKind::RouteScan,
+                                 KernelKind::RouteScatter, KernelKind::Gemm1,
+                                 KernelKind::Gemm2,        KernelKind::Combine,
+                                 KernelKind::ReferenceH,   KernelKind::ReferenceY};
+
+struct CodegenArgs {
+  std::string kind = "gemm1", shape, warps;
+  std::optional<int> bm, bn, stages;
+  bool wgmma = false;
+};
+
+/// "2x2" -> {2, 2}.
+std::pair<int, int> parseWarps(const std::string &text) {
+  const auto x = text.find('x');
+  if (x == std::string::npos)
+    throw UsageError("warps '" + text + "' is not MxN, e.g. 2x2");
+  return {static_cast<int>(parseInteger(text.substr(0, x), "warps M", 1, 64)),
+          static_cast<int>(parseInteger(text.substr(x + 1), "warps N", 1, 64))};
+}
+
+int runCodegen(const CodegenArgs &a) {
+  const MoeShape shape = parseShape(a.shape);
   codegen::KernelSpec spec{KernelKind::Gemm1, shape, {}};
-  bool found = false;
-  for (KernelKind k :
-       {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter, KernelKind::Gemm1,
-        KernelKind::Gemm2, KernelKind::Combine, KernelKind::ReferenceH, KernelKind::ReferenceY})
-    if (kind_text == codegen::kindName(k)) {
+  for (KernelKind k : kKinds)
+    if (a.kind == codegen::kindName(k))
       spec.kind = k;
-      found = true;
-    }
-  if (!found)
-    throw Error(ErrorCode::InvalidArgument, "unknown kernel '" + kind_text + "'");
   const runtime::GemmPlan plan = runtime::heuristicPlan(shape, "sm_80").buckets.back();
   spec.tile = spec.kind == KernelKind::Gemm2 ? plan.gemm2 : plan.gemm1;
-  if (auto v = args.value("--bm"))
-    spec.tile.bm = std::stoi(*v);
-  if (auto v = args.value("--bn"))
-    spec.tile.bn = std::stoi(*v);
-  if (auto v = args.value("--stages"))
-    spec.tile.stages = std::stoi(*v);
-  if (args.flag("--wgmma"))
+  if (a.bm)
+    spec.tile.bm = *a.bm;
+  if (a.bn)
+    spec.tile.bn = *a.bn;
+  if (a.stages)
+    spec.tile.stages = *a.stages;
+  if (a.wgmma)
     spec.tile.wgmma = true;
-  if (auto v = args.value("--warps")) {
-    if (std::sscanf(v->c_str(), "%dx%d", &spec.tile.warps_m, &spec.tile.warps_n) != 2)
-      throw Error(ErrorCode::InvalidArgument, "--warps takes MxN, e.g. 2x2");
-  }
-  args.finish();
+  if (!a.warps.empty())
+    std::tie(spec.tile.warps_m, spec.tile.warps_n) = parseWarps(a.warps);
   if (spec.usesMma())
     throwIfError(codegen::checkMmaConfig(spec.tile, spec.kind == KernelKind::Gemm1
                                                         ? codegen::GemmKind::Gemm1
                                                         : codegen::GemmKind::Gemm2));
   std::fputs(codegen::generateSource(spec).c_str(), stdout);
   return 0;
+}
+
+} // namespace
+
+Command addCodegen(CLI::App &app) {
+  auto a = std::make_shared<CodegenArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "codegen", "Print the generated source of one kernel (tile: the heuristic's for the largest "
+                 "bucket unless given; the tile rules are checked).");
+  std::vector<std::string> kinds;
+  for (KernelKind k : kKinds)
+    kinds.push_back(codegen::kindName(k));
+  cmd->add_option("--kernel", a->kind, "kernel kind (default gemm1)")
+      ->type_name("KIND")
+      ->check(CLI::IsMember(kinds));
+  cmd->add_option("--shape", a->shape, "the shape (default: the seed shape)")
+      ->type_name("S")
+      ->check(checkedBy([](const std::string &s) { parseShape(s); }, ""));
+  // Wide bounds: the tile rules (checkMmaConfig) say what fits.
+  for (auto [name, field, help] : {std::tuple{"--bm", &a->bm, "rows of a block tile"},
+                                   std::tuple{"--bn", &a->bn, "columns of a block tile"},
+                                   std::tuple{"--stages", &a->stages, "pipeline stages"}})
+    cmd->add_option(name, *field, help)
+        ->type_name("N")
+        ->transform(integerText())
+        ->check(CLI::Range(1, 1024));
+  CLI::Option *wgmma = cmd->add_flag("--wgmma", a->wgmma, "use sm_90a warpgroup MMA");
+  cmd->add_option("--warps", a->warps, "warp grid of a block, e.g. 2x2")
+      ->type_name("MxN")
+      ->check(checkedBy([](const std::string &s) { parseWarps(s); }, ""))
+      ->excludes(wgmma);
+  return {cmd, [a] { return runCodegen(*a); }};
 }
 
 } // namespace moejit::cli

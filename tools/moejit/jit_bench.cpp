@@ -13,6 +13,7 @@
 #include <llvm/Support/Threading.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -40,15 +41,16 @@ double probeInNewProcess(const std::string &self, const std::string &root, const
   llvm::sys::fs::remove(out);
   if (rc != 0 || !text)
     throw Error(ErrorCode::Internal, "jit-probe failed (" + std::to_string(rc) + "): " + error);
-  return std::stod((*text)->getBuffer().str());
+  const llvm::StringRef printed = (*text)->getBuffer().trim();
+  double ms = 0;
+  const auto [end, ec] = std::from_chars(printed.begin(), printed.end(), ms);
+  if (ec != std::errc() || end != printed.end())
+    throw Error(ErrorCode::Internal, "jit-probe printed '" + printed.str() + "', not its ms");
+  return ms;
 }
 
-} // namespace
-
-int runJitProbe(Args args) {
-  const std::string root = args.value("--cache-dir").value_or("");
-  const MoeShape shape = parseShape(args.value("--shape").value_or(""));
-  args.finish();
+int runJitProbe(const std::string &root, const std::string &shape_text) {
+  const MoeShape shape = parseShape(shape_text);
   RuntimeOptions options;
   options.cache_dir = root;
   options.no_compile = true; // a disk hit or an error, never a compile
@@ -59,10 +61,24 @@ int runJitProbe(Args args) {
   return 0;
 }
 
-int runJitBench(Args args, const std::string &self) {
-  const std::vector<MoeShape> shapes = shapesFromArgs(args);
-  const int processes = std::stoi(args.value("--processes").value_or("5"));
-  args.finish();
+} // namespace
+
+Command addJitProbe(CLI::App &app) {
+  struct ProbeArgs {
+    std::string root, shape;
+  };
+  auto a = std::make_shared<ProbeArgs>();
+  // bench --jit's new processes; not for people, so not in the overview.
+  CLI::App *cmd =
+      app.add_subcommand("jit-probe", "time one Runtime::get on a warm cache")->group("");
+  cmd->add_option("--cache-dir", a->root, "cache root")->type_name("DIR");
+  cmd->add_option("--shape", a->shape, "the shape")
+      ->type_name("S")
+      ->check(checkedBy([](const std::string &s) { parseShape(s); }, ""));
+  return {cmd, [a] { return runJitProbe(a->root, a->shape); }};
+}
+
+int runJitBench(const std::vector<MoeShape> &shapes, int processes, const std::string &self) {
   Runtime probe(0);
   std::printf("device: %s (%s), %u hardware threads for NVRTC\n", probe.device_name().c_str(),
               probe.arch().c_str(), llvm::hardware_concurrency().compute_thread_count());

@@ -1,59 +1,91 @@
 // moejit: warm the kernel cache, benchmark, or print generated source.
-#include "cache_cmd.h"
+// Exit status: 0 done (and --help, --version), 1 a run-time failure, 2 a
+// command line moejit cannot act on.
 #include "cli.h"
 
 #include <cstdio>
-#include <cstring>
 #include <exception>
 
 namespace {
-const char *kUsage =
-    "usage: moejit <command> [options]\n"
-    "  warm    [--shape S | --model NAME|all]... [--arch sm_XY] [--gpu NAME] [--cache-dir DIR]\n"
-    "          [--tune [--buckets 0-16]]\n"
-    "          compile every kernel the shapes may use (default: the seed shape)\n"
-    "          into the cache; with --arch no GPU is needed. --tune autotunes\n"
-    "          them on GPU 0 first and saves tuning records in the cache root\n"
-    "  bench   [--shape S --tokens T]... [--config G1:G2]... [--compare-heuristic]\n"
-    "          [--json FILE] [--runs N]\n"
-    "          time the 13 seed cases (or the given ones) on GPU 0; --compare-heuristic\n"
-    "          times the tuned plan and the heuristic's side by side\n"
-    "  bench   --jit [--shape S | --model NAME|all]... [--processes N]\n"
-    "          time Runtime::get: cold, disk hit (new process), in-process hit\n"
-    "  info    print the NVRTC version, cache root and visible GPUs\n"
-    "  cache   list | verify [--fix] | prune --max-size SIZE  [--cache-dir DIR]\n"
-    "          show, check or trim the cubin cache (SIZE: 512M, 2G, 100K, 12345)\n"
-    "  settings\n"
-    "          print the MOEJIT_* environment variables as a Markdown table\n"
-    "  codegen --kernel KIND [--shape S] [--bm N --bn N --stages N --warps MxN | --wgmma]\n"
-    "          print the generated source of one kernel\n"
-    "S is k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16\n";
+
+/// The deepest subcommand the parse reached ("moejit cache list"), for the
+/// hint after a usage error.
+const CLI::App &reached(const CLI::App &app) {
+  const CLI::App *sub = &app;
+  while (!sub->get_subcommands().empty())
+    sub = sub->get_subcommands().front();
+  return *sub;
 }
 
+std::string commandPath(const CLI::App &app) {
+  std::string path = app.get_name();
+  for (const CLI::App *sub = &app; !sub->get_subcommands().empty();) {
+    sub = sub->get_subcommands().front();
+    path += " " + sub->get_name();
+  }
+  return path;
+}
+
+int usageError(const CLI::App &app, const std::string &message) {
+  std::fprintf(stderr, "moejit: usage error: %s (see '%s --help')\n", message.c_str(),
+               commandPath(app).c_str());
+  return 2;
+}
+
+/// CLI11 reports `moejit frob` and a bare `moejit cache` alike, as a
+/// missing subcommand: name the word it did not know, or the commands.
+int parseError(const CLI::App &app, const CLI::ParseError &e) {
+  const CLI::App &at = reached(app);
+  const auto commands = at.get_subcommands([](const CLI::App *sub) {
+    return !sub->get_group().empty(); // the hidden ones are not for people
+  });
+  if (commands.empty() || !dynamic_cast<const CLI::RequiredError *>(&e))
+    return usageError(app, e.what());
+  std::string names;
+  for (const CLI::App *sub : commands)
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  const std::vector<std::string> rest = at.remaining();
+  if (!rest.empty() && rest.front().rfind('-', 0) != 0)
+    return usageError(app, "unknown command '" + rest.front() + "' (commands: " + names + ")");
+  return usageError(app, "a command is needed: " + names);
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+  using namespace moejit::cli;
+  CLI::App app("moejit: fused MoE kernels generated at run time; warm their cache, benchmark "
+               "them, or print their source.",
+               "moejit");
+  app.set_version_flag("--version", std::string("moejit ") + moejit::version());
+  app.require_subcommand(1);
+  const Command commands[] = {addWarm(app),    addBench(app, argv[0]), addJitProbe(app),
+                              addInfo(app),    addCodegen(app),        addCache(app),
+                              addSettings(app)};
+  // After the commands: a subcommand inherits the footer its parent has then.
+  app.footer("Run 'moejit COMMAND --help' for the options of a command.");
+  if (argc < 2) { // no command: the overview, as a usage error
+    std::fputs(app.help().c_str(), stderr);
+    return 2;
   }
   try {
-    moejit::cli::Args args(argc - 2, argv + 2);
-    if (!std::strcmp(argv[1], "warm"))
-      return moejit::cli::runWarm(std::move(args));
-    if (!std::strcmp(argv[1], "bench"))
-      return args.flag("--jit") ? moejit::cli::runJitBench(std::move(args), argv[0])
-                                : moejit::cli::runBench(std::move(args));
-    if (!std::strcmp(argv[1], "jit-probe")) // bench --jit's new processes
-      return moejit::cli::runJitProbe(std::move(args));
-    if (!std::strcmp(argv[1], "info"))
-      return moejit::cli::runInfo(std::move(args));
-    if (!std::strcmp(argv[1], "codegen"))
-      return moejit::cli::runCodegen(std::move(args));
-    if (!std::strcmp(argv[1], "cache"))
-      return moejit::cli::runCache(std::move(args));
-    if (!std::strcmp(argv[1], "settings"))
-      return moejit::cli::runSettings(std::move(args));
-    std::fprintf(stderr, "moejit: unknown command '%s'\n%s", argv[1], kUsage);
-    return 2;
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+      return app.exit(e); // help on stdout, 0
+    } catch (const CLI::CallForAllHelp &e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion &e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+      return parseError(app, e);
+    }
+    for (const Command &c : commands)
+      if (c.app->parsed())
+        return c.run();
+    return usageError(app, "no command");
+  } catch (const UsageError &e) { // a combination the parser cannot express
+    return usageError(app, e.what());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "moejit: error: %s\n", e.what());
     return 1;

@@ -8,10 +8,13 @@
 
 namespace moejit::cli {
 
-int runSettings(Args args) {
-  args.finish();
-  std::fputs(settings::markdownTable().c_str(), stdout);
-  return 0;
+Command addSettings(CLI::App &app) {
+  CLI::App *cmd = app.add_subcommand(
+      "settings", "Print the MOEJIT_* environment variables as a Markdown table.");
+  return {cmd, [] {
+            std::fputs(settings::markdownTable().c_str(), stdout);
+            return 0;
+          }};
 }
 
 } // namespace moejit::cli

@@ -1,6 +1,7 @@
 // moejit warm: compile every kernel of some shapes into the cubin cache, or
 // with --tune autotune them on GPU 0 and save tuning records.
 #include "cli.h"
+#include "progress.h"
 
 #include "api/warm.h"
 #include "common/error.h"
@@ -13,28 +14,82 @@
 #include "tune/record.h"
 #include "workload/shape.h"
 
+#include <llvm/Support/JSON.h>
+
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace moejit::cli {
 
 namespace {
 
-/// "13,14" or "10-16" -> bucket numbers.
+struct WarmArgs {
+  ShapeArgs shapes;
+  std::string arch, gpu, cache_dir, buckets;
+  bool tune = false, check = false, json = false;
+};
+
+/// "13,14" or "10-16" -> bucket numbers (runtime::bucketOf numbering).
 std::vector<int> parseBuckets(const std::string &text) {
   std::vector<int> out;
   std::stringstream items(text);
   std::string item;
+  constexpr int last = runtime::kBucketCount - 1;
   while (std::getline(items, item, ',')) {
     const auto dash = item.find('-');
-    const int lo = std::stoi(item.substr(0, dash));
-    const int hi = dash == std::string::npos ? lo : std::stoi(item.substr(dash + 1));
+    const int lo = static_cast<int>(parseInteger(item.substr(0, dash), "bucket", 0, last));
+    const int hi = dash == std::string::npos
+                       ? lo
+                       : static_cast<int>(parseInteger(item.substr(dash + 1), "bucket", 0, last));
+    if (hi < lo)
+      throw UsageError("bucket range '" + item + "' is empty");
     for (int b = lo; b <= hi; ++b)
       out.push_back(b);
   }
+  if (out.empty())
+    throw UsageError("no buckets in '" + text + "'");
   return out;
+}
+
+/// The GPU names of the shipped tuning tables, each once.
+std::set<std::string> shippedGpus() {
+  std::set<std::string> names;
+  for (const tune::TuningRecord &r : tune::shippedRecords())
+    names.insert(r.gpu);
+  return names;
+}
+
+/// Where the plans api::plansToWarm warms come from, for people: the
+/// heuristic's always, then the tuned one of `gpu` or, with no GPU named,
+/// every shipped table of the workload for `arch` (plansToWarm's order).
+std::vector<std::string> planSources(const MoeShape &shape, const std::string &arch,
+                                     const std::string &gpu, const std::string &root) {
+  std::vector<std::string> sources{"heuristic"};
+  if (!gpu.empty()) {
+    const std::string source = tune::choosePlan(shape, arch, gpu, root).source;
+    if (source.rfind("shipped table", 0) == 0)
+      sources.push_back("shipped table for " + gpu);
+    else if (source.rfind("tuning record", 0) == 0)
+      sources.push_back(source + " (" + gpu + ")");
+    else
+      sources.front() += " (no tuning record or shipped table for " + gpu + ")";
+    return sources;
+  }
+  const std::string id = workload::workloadId(shape);
+  for (const tune::TuningRecord &r : tune::shippedRecords())
+    if (r.workload_id == id && r.arch == arch) {
+      auto plan = tune::planFromRecord(r, shape, arch);
+      if (plan)
+        sources.push_back("shipped table for " + r.gpu);
+      else
+        llvm::consumeError(plan.takeError());
+    }
+  if (sources.size() == 1)
+    sources.front() += " (no shipped table for this workload on " + arch + ")";
+  return sources;
 }
 
 void printTuning(const tune::TuningRecord &r, const std::string &path) {
@@ -50,24 +105,53 @@ void printTuning(const tune::TuningRecord &r, const std::string &path) {
   }
 }
 
-} // namespace
+llvm::json::Object tuningJson(const tune::TuningRecord &r, const std::string &path) {
+  llvm::json::Array buckets;
+  for (const tune::BucketRecord &b : r.buckets)
+    if (b.ms > 0)
+      buckets.push_back(llvm::json::Object{{"tokens", b.tokens},
+                                           {"gemm1", b.choice.gemm1.suffix()},
+                                           {"gemm2", b.choice.gemm2.suffix()},
+                                           {"ms", b.ms},
+                                           {"heuristic_ms", b.heuristic_ms}});
+  return llvm::json::Object{{"record", path},
+                            {"seconds", r.tuning_seconds},
+                            {"candidates", r.candidates},
+                            {"failed", r.failed},
+                            {"buckets", std::move(buckets)}};
+}
 
-int runWarm(Args args) {
-  std::optional<std::string> arch = args.value("--arch");
-  std::string gpu = args.value("--gpu").value_or("");
-  store::CubinStore store(args.value("--cache-dir").value_or(""));
-  const bool tune = args.flag("--tune");
+/// Opens GPU 0 for a warm that needs it: with --tune, or without --arch to
+/// take its target from.
+driver::Device openDevice(bool tune) {
+  auto device = driver::Device::open(0);
+  if (device)
+    return std::move(*device);
+  const std::string why = errorMessage(device.takeError());
+  if (tune)
+    throw Error(ErrorCode::NoDevice, "--tune needs GPU 0: " + why);
+  throw Error(ErrorCode::NoDevice, why + "; without a GPU, pass --arch (e.g. --arch sm_90a) to "
+                                         "say which target to compile for");
+}
+
+int runWarm(const WarmArgs &a) {
+  const std::vector<MoeShape> shapes = shapesOf(a.shapes);
+  std::optional<std::string> arch;
+  if (!a.arch.empty())
+    arch = a.arch;
+  std::string gpu = a.gpu;
+  store::CubinStore store(a.cache_dir);
   // --check, or a no-compile deployment: prove the cache complete, compile
   // nothing.
-  const bool check = args.flag("--check") || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
-  const std::optional<std::string> buckets = args.value("--buckets");
-  const std::vector<MoeShape> shapes = shapesFromArgs(args);
-  args.finish();
+  const bool check = a.check || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
   if (arch) // before anything is compiled or written
     throwIfError(nvrtc::checkArch(*arch));
+  if (check && a.tune)
+    throw Error(ErrorCode::InvalidArgument, "--tune compiles: it does not go with "
+                                            "MOEJIT_NO_COMPILE=1");
   std::optional<driver::Device> device;
-  if (tune || !arch) {
-    device = unwrapOrThrow(driver::Device::open(0));
+  if (a.tune || !arch) {
+    device = openDevice(a.tune);
     const std::string native = nvrtc::archForComputeCapability(device->cc_major, device->cc_minor);
     if (arch && *arch != native)
       throw Error(ErrorCode::InvalidArgument,
@@ -76,62 +160,148 @@ int runWarm(Args args) {
     if (gpu.empty())
       gpu = device->name;
   }
-  std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n",
-              store.root().empty() ? "(none: memory only)" : store.root().c_str(), arch->c_str(),
-              gpu.empty() ? "" : " on ", gpu.c_str(), nvrtc::version().c_str());
-  if (check && tune)
-    throw Error(ErrorCode::InvalidArgument, "--tune compiles: it does not go with --check or "
-                                            "MOEJIT_NO_COMPILE=1");
+  // A name that matches no table silently falls back to the heuristic: say
+  // so, with the names that do match.
+  if (!a.gpu.empty()) {
+    const std::set<std::string> known = shippedGpus();
+    if (!known.count(a.gpu)) {
+      std::string names;
+      for (const std::string &n : known)
+        names += (names.empty() ? "'" : ", '") + n + "'";
+      std::fprintf(stderr,
+                   "moejit: warning: --gpu '%s' matches no shipped tuning table (shipped tables "
+                   "are for %s); its tuned plans can only come from tuning records in the cache "
+                   "root\n",
+                   a.gpu.c_str(), names.empty() ? "no GPU" : names.c_str());
+    }
+  }
+  const bool json = a.json;
+  if (!json)
+    std::printf("cache root: %s\ntarget: %s%s%s, NVRTC %s\n",
+                store.root().empty() ? "(none: memory only)" : store.root().c_str(), arch->c_str(),
+                gpu.empty() ? "" : " on ", gpu.c_str(), nvrtc::version().c_str());
+  // --json keeps stdout for the document: progress goes to stderr.
+  ProgressLine progress(json ? stderr : stdout);
   std::map<std::string, std::vector<std::string>> not_saved; // why -> kernels
   size_t total = 0;
   std::vector<std::string> missing;
-  for (const MoeShape &shape : shapes) {
-    std::printf("\n%s  (workload %s)\n", shapeText(shape).c_str(),
-                workload::workloadId(shape).c_str());
-    if (tune) {
+  llvm::json::Array shapes_json;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const MoeShape &shape = shapes[i];
+    const std::vector<std::string> sources = planSources(shape, *arch, gpu, store.root());
+    std::string plans;
+    for (const std::string &s : sources)
+      plans += (plans.empty() ? "" : ", ") + s;
+    const std::string header = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) +
+                               "] " + shapeText(shape) + "  (workload " +
+                               workload::workloadId(shape) + ")";
+    if (json) {
+      progress.note(header);
+    } else {
+      std::printf("\n%s\n  plans: %s\n", header.c_str(), plans.c_str());
+      std::fflush(stdout);
+    }
+    llvm::json::Object shape_json{{"shape", shapeText(shape)},
+                                  {"workload_id", workload::workloadId(shape)},
+                                  {"plans", llvm::json::Array(sources)}};
+    if (a.tune) {
       tune::TuneOptions options;
-      if (buckets)
-        options.buckets = parseBuckets(*buckets);
-      options.progress = [](const std::string &line) {
-        std::printf("  %s\n", line.c_str());
-        std::fflush(stdout);
+      if (!a.buckets.empty())
+        options.buckets = parseBuckets(a.buckets);
+      // A failed candidate stays on screen; the stages and buckets are
+      // summed up by the table after.
+      options.progress = [&progress](const std::string &line) {
+        if (line.rfind("failed", 0) == 0)
+          progress.note("  " + line);
+        else
+          progress.update("  " + line);
       };
       const tune::TuningRecord record =
           unwrapOrThrow(tune::autotune(*device, *arch, shape, store, options));
+      progress.clear();
       throwIfError(tune::saveRecord(store.root(), record));
-      printTuning(record, tune::recordPath(store.root(), record.workload_id, record.gpu,
-                                           record.moejit_version));
+      const std::string path =
+          tune::recordPath(store.root(), record.workload_id, record.gpu, record.moejit_version);
+      if (json)
+        shape_json["tuning"] = tuningJson(record, path);
+      else
+        printTuning(record, path);
     }
+    const size_t expected =
+        runtime::kernelSpecs(shape, api::plansToWarm(shape, *arch, gpu, store.root())).size();
     const auto start = std::chrono::steady_clock::now();
-    auto built = unwrapOrThrow(api::warmShape(shape, *arch, gpu, store, check));
+    KernelProgress kernels(progress, store, expected, check);
+    auto built = api::warmShape(shape, *arch, gpu, store, check);
+    kernels.finish();
+    const std::vector<runtime::BuildResult> results = unwrapOrThrow(std::move(built));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");
-    for (const runtime::BuildResult &r : built) {
+    if (!json)
+      std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");
+    llvm::json::Array kernels_json;
+    for (const runtime::BuildResult &r : results) {
       const runtime::BuiltKernel &b = r.kernel;
       if (!r.ok()) { // only a CacheMiss comes back: --check
-        std::printf("  %-64s %37s\n", b.spec.name().c_str(), "MISSING");
+        if (!json)
+          std::printf("  %-64s %37s\n", b.spec.name().c_str(), "MISSING");
+        kernels_json.push_back(llvm::json::Object{{"name", b.spec.name()}, {"status", "missing"}});
         missing.push_back(r.error);
         continue;
       }
-      std::printf(
-          "  %-64s %5d %6d %8d %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
-          b.entry.meta.spill_bytes, b.entry.meta.static_shared_bytes + b.spec.dynamicSharedBytes(),
-          b.from_cache
-              ? "cached"
-              : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
-      if (!b.not_saved.empty())
+      const int smem = b.entry.meta.static_shared_bytes + b.spec.dynamicSharedBytes();
+      if (!json)
+        std::printf(
+            "  %-64s %5d %6d %8d %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
+            b.entry.meta.spill_bytes, smem,
+            b.from_cache
+                ? "cached"
+                : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
+      llvm::json::Object k{{"name", b.spec.name()},
+                           {"status", b.from_cache ? "cached" : "compiled"},
+                           {"registers", b.entry.meta.registers},
+                           {"spill_bytes", b.entry.meta.spill_bytes},
+                           {"shared_bytes", smem},
+                           {"compile_ms", b.from_cache ? 0.0 : b.entry.meta.compile_ms}};
+      if (!b.not_saved.empty()) {
         not_saved[b.not_saved].push_back(b.spec.name());
+        k["not_saved"] = b.not_saved;
+      }
+      kernels_json.push_back(std::move(k));
     }
-    std::printf("  %zu kernels in %.0f ms\n", built.size(), ms);
-    total += built.size();
+    if (!json)
+      std::printf("  %zu kernels in %.0f ms\n", results.size(), ms);
+    shape_json["ms"] = ms;
+    shape_json["kernels"] = std::move(kernels_json);
+    shapes_json.push_back(std::move(shape_json));
+    total += results.size();
   }
-  std::printf("\ncache hits %llu, misses %llu, compiles %llu; saved %llu, not saved %llu\n",
-              static_cast<unsigned long long>(store.hits()),
-              static_cast<unsigned long long>(store.misses()),
-              static_cast<unsigned long long>(store.compiles()),
-              static_cast<unsigned long long>(store.saved()),
-              static_cast<unsigned long long>(store.unsaved()));
+  if (json) {
+    llvm::json::Array not_saved_json;
+    for (const auto &[why, kernels] : not_saved)
+      not_saved_json.push_back(
+          llvm::json::Object{{"why", why}, {"kernels", llvm::json::Array(kernels)}});
+    printJson(llvm::json::Object{
+        {"cache_root", store.root().empty() ? llvm::json::Value(nullptr) : store.root()},
+        {"arch", *arch},
+        {"gpu", gpu.empty() ? llvm::json::Value(nullptr) : gpu},
+        {"nvrtc_version", nvrtc::version()},
+        {"check", check},
+        {"shapes", std::move(shapes_json)},
+        {"cache", llvm::json::Object{{"hits", static_cast<int64_t>(store.hits())},
+                                     {"misses", static_cast<int64_t>(store.misses())},
+                                     {"compiles", static_cast<int64_t>(store.compiles())},
+                                     {"saved", static_cast<int64_t>(store.saved())},
+                                     {"not_saved", static_cast<int64_t>(store.unsaved())}}},
+        {"missing", llvm::json::Array(missing)},
+        {"not_saved", std::move(not_saved_json)}});
+  } else {
+    std::printf("\ncache hits %llu, misses %llu, compiles %llu; saved %llu, not saved %llu\n",
+                static_cast<unsigned long long>(store.hits()),
+                static_cast<unsigned long long>(store.misses()),
+                static_cast<unsigned long long>(store.compiles()),
+                static_cast<unsigned long long>(store.saved()),
+                static_cast<unsigned long long>(store.unsaved()));
+  }
   if (check) {
     for (const std::string &why : missing)
       std::fprintf(stderr, "missing: %s\n", why.c_str());
@@ -140,13 +310,49 @@ int runWarm(Args args) {
                    total);
       return 1;
     }
-    std::printf("all %zu kernels are in the cache\n", total);
+    if (!json)
+      std::printf("all %zu kernels are in the cache\n", total);
     return 0;
   }
   // A warm that could not save what it compiled has not warmed the cache.
   for (const auto &[why, kernels] : not_saved)
     std::fprintf(stderr, "error: %zu kernels were not saved: %s\n", kernels.size(), why.c_str());
   return not_saved.empty() ? 0 : 1;
+}
+
+} // namespace
+
+Command addWarm(CLI::App &app) {
+  auto a = std::make_shared<WarmArgs>();
+  CLI::App *cmd = app.add_subcommand(
+      "warm", "Compile every kernel the shapes may use into the cache (with --arch, no GPU).");
+  cmd->footer("The plans warmed: the heuristic's and the tuned one (the tuning record or shipped "
+              "table for --gpu, by default GPU 0's; with --arch and no GPU, every shipped table of "
+              "that arch). Exits 1 when a compiled kernel could not be saved. Progress goes to "
+              "stdout (stderr with --json): one live line on a terminal, one line per update "
+              "otherwise.\nA shape S is k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16.");
+  addShapeOptions(*cmd, a->shapes);
+  cmd->add_option("--arch", a->arch,
+                  "target to compile for, e.g. sm_90a: no GPU needed (default: GPU 0's)")
+      ->type_name("sm_XY");
+  cmd->add_option("--gpu", a->gpu,
+                  "GPU name whose tuned plans to warm, e.g. 'NVIDIA H200' (default: GPU 0's)")
+      ->type_name("NAME");
+  cmd->add_option("--cache-dir", a->cache_dir, "cache root (default: MOEJIT_CACHE_DIR or ~/.cache)")
+      ->type_name("DIR");
+  CLI::Option *tune = cmd->add_flag(
+      "--tune", a->tune, "autotune the shapes on GPU 0 first, saving tuning records in the root");
+  cmd->add_option("--buckets", a->buckets,
+                  "token buckets to tune, e.g. 0-16 or 12,13 (default: all)")
+      ->type_name("LIST")
+      ->needs(tune)
+      ->check(checkedBy([](const std::string &s) { parseBuckets(s); }, ""));
+  cmd->add_flag("--check", a->check,
+                "compile nothing: list the kernels missing from the cache, exit 1 if any (as "
+                "MOEJIT_NO_COMPILE=1 does)")
+      ->excludes(tune);
+  cmd->add_flag("--json", a->json, "print a JSON document on stdout instead of text");
+  return {cmd, [a] { return runWarm(*a); }};
 }
 
 } // namespace moejit::cli

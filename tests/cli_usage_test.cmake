@@ -1,0 +1,87 @@
+# The command line of `moejit` itself, without a GPU and compiling nothing:
+# --help on every command and --version exit 0; a command line moejit cannot
+# act on exits 2 with one message on stderr, naming what is wrong.
+# MOEJIT: the binary; VERSION: the project version; WORK: a scratch folder.
+file(REMOVE_RECURSE ${WORK})
+
+# Each command with an option its help must show.
+foreach(case "warm|--arch" "bench|--runs" "info|--json" "codegen|--kernel" "cache|prune"
+        "cache list|--json" "cache verify|--fix" "cache prune|--max-size" "settings|--help")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 command)
+  list(GET case 1 option)
+  separate_arguments(words UNIX_COMMAND "${command}")
+  execute_process(COMMAND ${MOEJIT} ${words} --help
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "Usage: moejit ${command}" OR NOT out MATCHES "${option}")
+    message(FATAL_ERROR "moejit ${command} --help should exit 0 and show ${option}: ${rc} ${out} ${err}")
+  endif()
+endforeach()
+execute_process(COMMAND ${MOEJIT} --help RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "warm" OR NOT out MATCHES "cache" OR out MATCHES "jit-probe")
+  message(FATAL_ERROR "moejit --help should list the commands (not the hidden jit-probe): ${out}")
+endif()
+execute_process(COMMAND ${MOEJIT} --version RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+if(NOT rc EQUAL 0 OR NOT out STREQUAL "moejit ${VERSION}\n")
+  message(FATAL_ERROR "moejit --version should print 'moejit ${VERSION}': ${rc} '${out}'")
+endif()
+execute_process(COMMAND ${MOEJIT} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "Usage: moejit")
+  message(FATAL_ERROR "moejit without a command should show the usage on stderr, exit 2: ${rc} ${err}")
+endif()
+
+# Usage errors: exit 2, one line on stderr matching the pattern, no "stoi"
+# (what std::stoi's exception says), and nothing written to the cache.
+set(cache ${WORK}/cache)
+foreach(case
+    "frob|unknown command 'frob' \\(commands: warm, bench"
+    "cache frob|unknown command 'frob' \\(commands: list, verify, prune"
+    "cache|a command is needed: list, verify, prune"
+    "warm --frob --arch sm_90a|--frob"
+    "warm --arch|--arch: 1 required"
+    "warm --arch sm_90a --shape hidden=4096e3|--shape: hidden '4096e3' is not a whole number"
+    "warm --arch sm_90a --shape k=99999999999|--shape: k 99999999999 is not in"
+    "warm --arch sm_90a --shape hidden=100|hidden = 100 must be a positive multiple of 8"
+    "warm --arch sm_90a --model nope|unknown model 'nope'.*known: qwen3-30b-a3b"
+    "warm --tune --buckets 0-x|--buckets: bucket 'x' is not a whole number"
+    "warm --tune --buckets 0-17|--buckets: bucket 17 is not in 0..16"
+    "warm --buckets 0-16|--buckets requires --tune"
+    "warm --check --tune|excludes"
+    "bench --runs abc|--runs: 'abc' is not a whole number"
+    "bench --runs 0|--runs: Value 0 not in range"
+    "bench --tokens 12k|--tokens: '12k' is not a whole number"
+    "bench --shape k=2|bench --shape needs --tokens"
+    "bench --jit --processes 1.5|--processes: '1.5' is not a whole number"
+    "bench --jit --runs 5|excludes"
+    "codegen --bm 1e2|--bm: '1e2' is not a whole number"
+    "codegen --stages 0x4|--stages: '0x4' is not a whole number"
+    "codegen --warps 2x|--warps: warps N '' is not a whole number"
+    "codegen --kernel gemm3|--kernel: gemm3 not in"
+    "cache prune --max-size 12Q|--max-size: size '12Q' is not a whole number of bytes"
+    "cache prune|--max-size is required"
+    "cache list --fix|--fix")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 command)
+  list(GET case 1 pattern)
+  separate_arguments(words UNIX_COMMAND "${command}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${cache} ${MOEJIT} ${words}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX MATCHALL "\n" lines "${err}")
+  list(LENGTH lines lines)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "^moejit: usage error: .*${pattern}" OR NOT lines EQUAL 1
+     OR err MATCHES "stoi")
+    message(FATAL_ERROR "moejit ${command}: expected exit 2 and one line matching '${pattern}', "
+                        "got ${rc}: ${err}${out}")
+  endif()
+endforeach()
+if(EXISTS ${cache})
+  message(FATAL_ERROR "a usage error wrote the cache root")
+endif()
+
+# A run-time failure stays exit 1 ("moejit: error: ..."): a target NVRTC
+# does not support is the library's refusal, not a usage error.
+execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${cache}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "^moejit: error: .*unsupported target 'sm_70'")
+  message(FATAL_ERROR "warm --arch sm_70 should fail at run time (exit 1): ${rc} ${err}")
+endif()
