@@ -1,6 +1,7 @@
 // Routing on the GPU, no host synchronisation: per-block expert counts, one
 // exclusive scan, a stable scatter of assignments into expert order, and the
-// list of GEMM row tiles. Ids outside [0, E), or that the expert map sends
+// list of GEMM row tiles; route_small does all three in one launch when the
+// assignments fit one block. Ids outside [0, E), or that the expert map sends
 // elsewhere, are skipped everywhere (expert_of).
 #pragma once
 
@@ -12,24 +13,24 @@ namespace moejit_dev {
 constexpr int kCountThreads = 256;
 constexpr int kScanThreads = 1024;
 
-/// Grid: route_blocks, block: kCountThreads. Writes the count of block b's
+/// Grid: route_blocks, block: THREADS. Writes the count of block b's
 /// assignments routed to expert e at block_counts[e * route_blocks + b]
 /// (expert-major, so that one flat scan yields stable scatter bases).
-template <class S> __device__ void route_count(const LaunchParams &p) {
+template <class S, int THREADS = kCountThreads> __device__ void route_count(const LaunchParams &p) {
   __shared__ int hist[S::E];
-  for (int e = threadIdx.x; e < S::E; e += kCountThreads)
+  for (int e = threadIdx.x; e < S::E; e += THREADS)
     hist[e] = 0;
   __syncthreads();
   const int total = p.tokens * S::K;
   const int begin = blockIdx.x * kRouteChunk;
   const int end = min(begin + kRouteChunk, total);
-  for (int a = begin + threadIdx.x; a < end; a += kCountThreads) {
+  for (int a = begin + threadIdx.x; a < end; a += THREADS) {
     const int e = expert_of<S>(p, a);
     if (e >= 0)
       atomicAdd(&hist[e], 1);
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < S::E; e += kCountThreads)
+  for (int e = threadIdx.x; e < S::E; e += THREADS)
     p.block_counts[e * p.route_blocks + blockIdx.x] = hist[e];
 }
 
@@ -85,24 +86,24 @@ template <int THREADS> __device__ int block_exclusive_scan(int *data, int n) {
   return carry;
 }
 
-/// Grid: 1, block: kScanThreads. Turns block counts into scatter bases,
+/// Grid: 1, block: THREADS. Turns block counts into scatter bases,
 /// writes expert_offsets and the tile list (expert, first row) in expert
 /// order with p.tile_m rows per tile, and num_tiles.
-template <class S> __device__ void route_scan(const LaunchParams &p) {
+template <class S, int THREADS = kScanThreads> __device__ void route_scan(const LaunchParams &p) {
   __shared__ int tile_start[S::E + 1];
-  const int total = block_exclusive_scan<kScanThreads>(p.block_counts, S::E * p.route_blocks);
-  for (int e = threadIdx.x; e < S::E; e += kScanThreads)
+  const int total = block_exclusive_scan<THREADS>(p.block_counts, S::E * p.route_blocks);
+  for (int e = threadIdx.x; e < S::E; e += THREADS)
     p.expert_offsets[e] = p.block_counts[e * p.route_blocks];
   if (threadIdx.x == 0)
     p.expert_offsets[S::E] = total;
   __syncthreads();
-  for (int e = threadIdx.x; e < S::E; e += kScanThreads) {
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
     const int rows = p.expert_offsets[e + 1] - p.expert_offsets[e];
     tile_start[e] = (rows + p.tile_m - 1) / p.tile_m;
   }
   __syncthreads();
-  const int tiles = block_exclusive_scan<kScanThreads>(tile_start, S::E);
-  for (int e = threadIdx.x; e < S::E; e += kScanThreads) {
+  const int tiles = block_exclusive_scan<THREADS>(tile_start, S::E);
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
     const int first = p.expert_offsets[e];
     const int rows = p.expert_offsets[e + 1] - first;
     for (int t = 0; t * p.tile_m < rows; ++t) {
@@ -153,6 +154,25 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
     }
     __syncwarp();
   }
+}
+
+/// Grid: 1, block: kSmallThreads, when route_blocks == 1 (T*k at most
+/// kRouteChunk: decode steps). route_count, route_scan and route_scatter in
+/// one launch: the same writes, two fewer launches on the host and two
+/// fewer kernel boundaries on the GPU. __syncthreads makes each stage's
+/// global writes visible to the block before the next reads them. 256
+/// threads, not 1024: the scatter warp keeps kRouteChunk/32 ids in
+/// registers, which 1024-thread launch bounds (64 registers) would spill.
+constexpr int kSmallThreads = 256;
+template <class S> __device__ void route_small(const LaunchParams &p) {
+  static_assert(S::E <= 1024, "route_small: three [E] shared tables must fit 48 KB "
+                              "(kRouteSmallMaxExperts on the host)");
+  route_count<S, kSmallThreads>(p);
+  __syncthreads();
+  route_scan<S, kSmallThreads>(p);
+  __syncthreads();
+  if (threadIdx.x < 32)
+    route_scatter<S>(p);
 }
 
 } // namespace moejit_dev

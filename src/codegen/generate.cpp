@@ -23,6 +23,8 @@ KindInfo info(KernelKind kind) {
     return {"route_scan", "moe_route.cuh", "route_scan<S>"};
   case KernelKind::RouteScatter:
     return {"route_scatter", "moe_route.cuh", "route_scatter<S>"};
+  case KernelKind::RouteSmall:
+    return {"route_small", "moe_route.cuh", "route_small<S>"};
   case KernelKind::Gemm1:
     return {"gemm1", nullptr, nullptr};
   case KernelKind::Gemm2:
@@ -73,6 +75,8 @@ int KernelSpec::threads() const {
     return 256;
   case KernelKind::RouteScan:
     return 1024;
+  case KernelKind::RouteSmall:
+    return 256;
   case KernelKind::RouteScatter:
     return 32;
   case KernelKind::Combine:

@@ -17,6 +17,7 @@ enum class KernelKind {
   RouteCount,
   RouteScan,
   RouteScatter,
+  RouteSmall, ///< the three above in one launch, for T*k <= kRouteChunk
   Gemm1,
   Gemm2,
   Combine,

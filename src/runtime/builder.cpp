@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "nvrtc/compile.h"
 #include "nvrtc/library.h"
+#include "runtime/launch_params.h"
 #include "workload/shape.h"
 
 #include <llvm/Support/ThreadPool.h>
@@ -46,11 +47,18 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
   return kernelSpecs(shape, llvm::ArrayRef<Plan>(plan));
 }
 
-std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans) {
+std::vector<KernelSpec> fixedSpecs(const MoeShape &shape) {
   std::vector<KernelSpec> specs;
   for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
                        KernelKind::Combine})
     specs.push_back({k, shape, {}});
+  if (shape.experts <= kRouteSmallMaxExperts)
+    specs.push_back({KernelKind::RouteSmall, shape, {}});
+  return specs;
+}
+
+std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans) {
+  std::vector<KernelSpec> specs = fixedSpecs(shape);
   auto add = [&](KernelKind kind, const codegen::TileConfig &tile) {
     KernelSpec spec{kind, shape, tile};
     if (std::none_of(specs.begin(), specs.end(),

@@ -108,11 +108,10 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
         return &set->kernels_[i];
     return nullptr;
   };
-  set->route_count_ = find(KernelKind::RouteCount);
-  set->route_scan_ = find(KernelKind::RouteScan);
-  set->route_scatter_ = find(KernelKind::RouteScatter);
+  set->routing_ = {find(KernelKind::RouteCount), find(KernelKind::RouteScan),
+                   find(KernelKind::RouteScatter), find(KernelKind::RouteSmall)};
   set->combine_ = find(KernelKind::Combine);
-  if (!set->route_count_ || !set->route_scan_ || !set->route_scatter_ || !set->combine_)
+  if (!set->routing_.complete() || !set->combine_)
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",
                      workload::canonicalText(shape));
   for (const GemmPlan &g : set->plan_.buckets) {
@@ -291,7 +290,7 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (llvm::Error e = device_.makeCurrent())
     return e;
   const LaunchParams p = launchParams(a, w, geo);
-  if (llvm::Error e = enqueueRouting(*route_count_, *route_scan_, *route_scatter_, geo, p, stream))
+  if (llvm::Error e = enqueueRouting(routing_, geo, p, stream))
     return e;
   if (llvm::Error e = enqueueGemm(shape_, KernelKind::Gemm1, *bucket_gemms_[bucket].first,
                                   plan.gemm1, geo, p, stream))

@@ -62,6 +62,12 @@ struct LoadedKernel {
   KernelInfo info;
 };
 
+/// The routing kernels of a kernel set.
+struct RoutingKernels {
+  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *small = nullptr;
+  bool complete() const { return count && scan && scatter; } ///< small is optional
+};
+
 class KernelSetImpl final : public KernelSet {
 public:
   /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.
@@ -95,8 +101,8 @@ private:
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
   /// Keep the cache files open (shared flock) while loaded: prune skips them.
   std::vector<store::Lease> leases_;
-  const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr, *route_scatter_ = nullptr,
-                     *combine_ = nullptr;
+  RoutingKernels routing_;
+  const LoadedKernel *combine_ = nullptr;
   /// Per token bucket, the two GEMMs `run` launches (resolved at load time
   /// so that `run` does no search).
   std::vector<std::pair<const LoadedKernel *, const LoadedKernel *>> bucket_gemms_;

@@ -34,6 +34,9 @@ static_assert(sizeof(LaunchParams) == 14 * 8 + 8 * 4,
 
 /// Assignments per routing block (kRouteChunk in the templates).
 inline constexpr int kRouteChunk = 1024;
+/// route_small keeps three [E] tables in static shared memory (48 KB at
+/// most): shapes with more experts route in three launches.
+inline constexpr int kRouteSmallMaxExperts = 1024;
 /// Threads of the combine kernel (kCombineThreads in the templates).
 inline constexpr int kCombineThreads = 256;
 

@@ -61,14 +61,15 @@ int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGe
   return geo.max_tiles * split;
 }
 
-llvm::Error enqueueRouting(const LoadedKernel &count, const LoadedKernel &scan,
-                           const LoadedKernel &scatter, const LaunchGeometry &geo,
+llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &geo,
                            const LaunchParams &p, CUstream stream) {
-  if (llvm::Error e = launch(count, geo.route_blocks, 1, p, stream))
+  if (geo.route_blocks == 1 && routing.small)
+    return launch(*routing.small, 1, 1, p, stream);
+  if (llvm::Error e = launch(*routing.count, geo.route_blocks, 1, p, stream))
     return e;
-  if (llvm::Error e = launch(scan, 1, 1, p, stream))
+  if (llvm::Error e = launch(*routing.scan, 1, 1, p, stream))
     return e;
-  return launch(scatter, geo.route_blocks, 1, p, stream);
+  return launch(*routing.scatter, geo.route_blocks, 1, p, stream);
 }
 
 llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKernel &gemm,

@@ -19,8 +19,9 @@ LaunchParams launchParams(const MoeArgs &args, const WorkspaceLayout &layout,
 /// Largest grid.y a GEMM of this plan needs at `geometry`.
 int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGeometry &geometry);
 
-llvm::Error enqueueRouting(const LoadedKernel &count, const LoadedKernel &scan,
-                           const LoadedKernel &scatter, const LaunchGeometry &geometry,
+/// route_small when there is one and the assignments fit one block, else
+/// count, scan, scatter.
+llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &geometry,
                            const LaunchParams &params, CUstream stream);
 /// One grouped GEMM (GEMM1 when kind is Gemm1) with config `tile`.
 llvm::Error enqueueGemm(const MoeShape &shape, codegen::KernelKind kind, const LoadedKernel &gemm,

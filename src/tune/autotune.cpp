@@ -80,8 +80,8 @@ private:
   const TuneOptions &options_;
 
   std::vector<CUmodule> modules_;
-  const LoadedKernel *route_count_ = nullptr, *route_scan_ = nullptr, *route_scatter_ = nullptr,
-                     *combine_ = nullptr, *reference_h_ = nullptr, *reference_y_ = nullptr;
+  runtime::RoutingKernels routing_;
+  const LoadedKernel *combine_ = nullptr, *reference_h_ = nullptr, *reference_y_ = nullptr;
   std::vector<runtime::BuiltKernel> kept_; // owns the loaded entries' leases
   std::vector<LoadedKernel> fixed_;
   std::vector<Candidate> gemm1_, gemm2_;
@@ -107,9 +107,8 @@ const Candidate *Tuner::find(GemmKind kind, const TileConfig &tile) const {
 
 llvm::Error Tuner::buildAll() {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<KernelSpec> specs;
-  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
-                       KernelKind::Combine, KernelKind::ReferenceH, KernelKind::ReferenceY})
+  std::vector<KernelSpec> specs = runtime::fixedSpecs(shape_);
+  for (KernelKind k : {KernelKind::ReferenceH, KernelKind::ReferenceY})
     specs.push_back({k, shape_, {}});
   const size_t fixed = specs.size();
   const std::vector<TileConfig> c1 = gemmCandidates(shape_, arch_, GemmKind::Gemm1);
@@ -155,12 +154,17 @@ llvm::Error Tuner::buildAll() {
     (specs[i].kind == KernelKind::Gemm1 ? gemm1_ : gemm2_).push_back({specs[i].tile, kernel});
     kept_.push_back(std::move(r.kernel));
   }
-  route_count_ = &fixed_[0];
-  route_scan_ = &fixed_[1];
-  route_scatter_ = &fixed_[2];
-  combine_ = &fixed_[3];
-  reference_h_ = &fixed_[4];
-  reference_y_ = &fixed_[5];
+  auto fixedKernel = [&](KernelKind kind) -> const LoadedKernel * {
+    for (size_t i = 0; i < fixed; ++i)
+      if (specs[i].kind == kind)
+        return &fixed_[i];
+    return nullptr;
+  };
+  routing_ = {fixedKernel(KernelKind::RouteCount), fixedKernel(KernelKind::RouteScan),
+              fixedKernel(KernelKind::RouteScatter), fixedKernel(KernelKind::RouteSmall)};
+  combine_ = fixedKernel(KernelKind::Combine);
+  reference_h_ = fixedKernel(KernelKind::ReferenceH);
+  reference_y_ = fixedKernel(KernelKind::ReferenceY);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   say(fmt::format("{} GEMM1 and {} GEMM2 configs: {} built and loaded, {} failed ({:.1f} s)",
                   c1.size(), c2.size(), gemm1_.size() + gemm2_.size(), failed_, s));
@@ -232,8 +236,7 @@ llvm::Error Tuner::enqueueStage(const GemmPlan &plan, int64_t tokens, bool routi
   const runtime::LaunchParams p =
       runtime::launchParams(args(tokens), runtime::workspaceLayout(shape_, geo), geo);
   if (routing)
-    if (llvm::Error e =
-            runtime::enqueueRouting(*route_count_, *route_scan_, *route_scatter_, geo, p, stream_))
+    if (llvm::Error e = runtime::enqueueRouting(routing_, geo, p, stream_))
       return e;
   if (gemm1)
     if (llvm::Error e = runtime::enqueueGemm(shape_, KernelKind::Gemm1,

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # On the GPU machine, over build-gpu/ (tools/bench/bundle.sh): the GPU test
-# suites, the C ABI host, a memcheck pass over the small cases, and, where
-# build-gpu/moejit-base exists, an A/B of T=128 and T=8192 (E=128),
-# alternating the two binaries twice so heat and drift hit both. Logs go to
-# $OUT/logs.tar.gz; a summary is printed last.
+# suite, the Python package (op and Transformers tests, the op's figures),
+# an A/B of T=1, 128 and 8192 (E=128) against build-gpu/moejit-base where it
+# exists (A B then B A, so that heat and drift hit both; one cache per binary,
+# so only the first round compiles), the 13 seed cases as JSON (bench.json,
+# for tools/bench/plot.py), the C ABI host, the tuner's tests and a memcheck
+# pass over small cases. Each step has a time limit so that one call stays
+# under the device tool's 10 minutes. Logs go to $OUT/logs.tar.gz; a
+# summary is printed last.
 set -uo pipefail
 b=build-gpu
 out=${OUT:-out}
@@ -13,46 +17,67 @@ cp $b/commit.txt "$logs/"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
   > "$logs/smi.txt" 2>&1
 summary=$logs/summary.txt
-for t in runtime_gpu_test tune_gpu_test; do
-  MOEJIT_CACHE_DIR=$(mktemp -d) ./$b/$t > "$logs/$t.log" 2>&1
-  echo "$t rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/$t.log" | tr '\n' ' ')" >> "$summary"
-done
-# The C ABI host on a machine with a GPU (its runtime is created for real).
-LD_LIBRARY_PATH=$b MOEJIT_LOG_LEVEL=info ./$b/c_abi_consumer "$(mktemp -d)/c_abi" \
-  > "$logs/c_abi.log" 2>&1
-echo "c_abi_consumer rc=$? $(tail -1 "$logs/c_abi.log")" >> "$summary"
-MOEJIT_CACHE_DIR=$(mktemp -d) compute-sanitizer --tool memcheck --print-limit 5 \
-  ./$b/runtime_gpu_test --gtest_filter='OddSizes*:KAndExperts*:Routings*outofrange*:Runtime.*' \
-  > "$logs/memcheck.log" 2>&1
-echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
-# The Python package from its wheel (build-gpu/*.whl), with the machine's
-# torch and transformers: the op and backend tests, then the op's own
-# figures and `moejit bench` at the same sizes.
+cache_new=$(mktemp -d)
+cache_base=$(mktemp -d)
+
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 180 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
+  tr '\n' ' ')" >> "$summary"
+
+# The Python package from its wheel (build-gpu/*.whl) with the machine's
+# torch and transformers; a libmoejit.so in build-gpu/ newer than the
+# wheel's replaces it (the same Release build, without a second pip build).
 wheel=$(ls $b/moejit-*.whl 2>/dev/null | head -1)
 if [ -n "$wheel" ]; then
   site=$(mktemp -d)
   python3 -m zipfile -e "$wheel" "$site"
-  MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$site python3 tests/python/test_torch.py \
+  cp python/moejit/*.py "$site/moejit/"
+  cp -L $b/libmoejit.so "$site/moejit/libmoejit.so"
+  MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$site timeout 180 python3 tests/python/test_torch.py \
     > "$logs/python_torch.log" 2>&1
   echo "test_torch.py rc=$? $(tail -1 "$logs/python_torch.log")" >> "$summary"
-  cache=$(mktemp -d)
-  MOEJIT_CACHE_DIR=$cache PYTHONPATH=$site python3 tools/bench/torch_op.py \
+  MOEJIT_CACHE_DIR=$cache_new PYTHONPATH=$site timeout 120 python3 tools/bench/torch_op.py \
     --json "$logs/torch_op.json" > "$logs/torch_op.log" 2>&1
   echo "torch_op.py rc=$?" >> "$summary"
   cat "$logs/torch_op.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$cache ./$b/moejit bench --tokens 128 --tokens 8192 --runs 50 \
-    > "$logs/bench_beside_op.log" 2>&1
-  awk '/^custom/ {print "bench beside op", $2, $4, $5}' "$logs/bench_beside_op.log" >> "$summary"
 fi
+
+# A B, then B A: the order within a round (first after the Python steps,
+# or second) weighs on both alike.
+order1=moejit order2=moejit
 if [ -x $b/moejit-base ]; then
-  for round in 1 2; do
-    for bin in moejit moejit-base; do
-      MOEJIT_CACHE_DIR=$(mktemp -d) ./$b/$bin bench --tokens 128 --tokens 8192 --runs 50 \
-        > "$logs/ab_${round}_$bin.log" 2>&1
-      awk -v tag="$round $bin" '/^custom/ {print tag, $2, $4, $5, $8, $9, $10}' \
-        "$logs/ab_${round}_$bin.log" >> "$summary"
-    done
-  done
+  order1="moejit moejit-base" order2="moejit-base moejit"
 fi
+for round in 1 2; do
+  order=$order1
+  [ $round = 2 ] && order=$order2
+  for bin in $order; do
+    cache=$cache_new
+    [ $bin = moejit-base ] && cache=$cache_base
+    MOEJIT_CACHE_DIR=$cache timeout 120 ./$b/$bin bench --tokens 1 --tokens 128 --tokens 8192 --runs 50 \
+      > "$logs/ab_${round}_$bin.log" 2>&1
+    awk -v tag="$round $bin" '/^custom/ {print tag, $2, $4, $5, $8, $9, $10}' \
+      "$logs/ab_${round}_$bin.log" >> "$summary"
+  done
+done
+
+MOEJIT_CACHE_DIR=$cache_new timeout 150 ./$b/moejit bench --json "$logs/bench.json" \
+  > "$logs/bench_seed.log" 2>&1
+echo "seed bench rc=$?" >> "$summary"
+awk '/^t[0-9]+_e[0-9]+/ {print "seed", $1, $2, $3, $4, $5, $6}' "$logs/bench_seed.log" \
+  >> "$summary"
+
+# The C ABI host on a machine with a GPU (its runtime is created for real).
+LD_LIBRARY_PATH=$b MOEJIT_LOG_LEVEL=info timeout 60 ./$b/c_abi_consumer "$(mktemp -d)/c_abi" \
+  > "$logs/c_abi.log" 2>&1
+echo "c_abi_consumer rc=$? $(tail -1 "$logs/c_abi.log")" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/tune_gpu_test > "$logs/tune_gpu_test.log" 2>&1
+echo "tune_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/tune_gpu_test.log" |
+  tr '\n' ' ')" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 compute-sanitizer --tool memcheck --print-limit 5 \
+  ./$b/runtime_gpu_test --gtest_filter='Tokens*:OddSizes*:Routings*outofrange*:Runtime.*' \
+  > "$logs/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+
 tar czf "$out/logs.tar.gz" -C "$logs" .
 cat "$summary"

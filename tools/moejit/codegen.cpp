@@ -14,10 +14,10 @@ namespace {
 
 using codegen::KernelKind;
 
-constexpr KernelKind kKinds[] = {KernelKind::RouteCount,   KernelKind::RouteScan,
-                                 KernelKind::RouteScatter, KernelKind::Gemm1,
-                                 KernelKind::Gemm2,        KernelKind::Combine,
-                                 KernelKind::ReferenceH,   KernelKind::ReferenceY};
+constexpr KernelKind kKinds[] = {
+    KernelKind::RouteCount, KernelKind::RouteScan,  KernelKind::RouteScatter,
+    KernelKind::RouteSmall, KernelKind::Gemm1,      KernelKind::Gemm2,
+    KernelKind::Combine,    KernelKind::ReferenceH, KernelKind::ReferenceY};
 
 struct CodegenArgs {
   std::string kind = "gemm1", shape, warps;
