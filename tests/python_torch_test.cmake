@@ -3,13 +3,7 @@
 # matplotlib for tools/bench/plot.py; then the torch op and Transformers
 # backend tests, which on a machine without a GPU run the op's PyTorch
 # reference through the same argument checks, opcheck and compile trace.
-function(run)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "${ARGN}\nfailed (${rc}):\n${out}\n${err}")
-  endif()
-  message(STATUS "${out}${err}")
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/run_step.cmake)
 run(${WORK}/venv/bin/python -m pip install --quiet "torch==2.11.*" "transformers==5.17.*"
     matplotlib)
 run(${WORK}/venv/bin/python ${SOURCE}/tests/python/test_torch.py)
