@@ -13,13 +13,17 @@ if(NOT first MATCHES "cache hits 0, misses ([1-9][0-9]*)")
 endif()
 set(compiled ${CMAKE_MATCH_1})
 # Where the plans come from, and progress as it happens: piped, one flushed
-# line per update (no live '\r' line), ending with every kernel ready.
+# line per kernel (no live '\r' line), each named as it is done.
 set(seed "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16")
+string(REGEX MATCHALL "\n  \\[[0-9]+/${compiled}\\] compiled moe_[a-z0-9_]+ \\([0-9]+ ms\\)"
+       progress_lines "${first}")
+list(LENGTH progress_lines progress_count)
 if(NOT first MATCHES "\\[1/1\\] ${seed}  \\(workload [0-9a-f]+\\)\n  plans: heuristic, shipped table for NVIDIA H200\n"
-   OR NOT first MATCHES "\n  \\[0/${compiled}\\] kernels ready: 0 compiled, 0 from the cache\n"
-   OR NOT first MATCHES "\n  \\[${compiled}/${compiled}\\] kernels ready: ${compiled} compiled, 0 from the cache\n"
+   OR NOT progress_count EQUAL compiled
+   OR NOT first MATCHES "\n  \\[${compiled}/${compiled}\\] compiled moe_"
    OR first MATCHES "\r")
-  message(FATAL_ERROR "first warm should name its plans and print progress lines: ${first}")
+  message(FATAL_ERROR "first warm should name its plans and print one progress line per kernel "
+                      "(${progress_count} of ${compiled}): ${first}")
 endif()
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE second ERROR_VARIABLE err)
@@ -31,7 +35,7 @@ execute_process(COMMAND ${MOEJIT} warm --json --arch sm_90a --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE json ERROR_VARIABLE err)
 string(JSON kernels ERROR_VARIABLE json_error LENGTH "${json}" shapes 0 kernels)
 if(NOT rc EQUAL 0 OR json_error OR NOT kernels EQUAL compiled
-   OR NOT err MATCHES "kernels ready: 0 compiled, ${compiled} from the cache")
+   OR NOT err MATCHES "\\[${compiled}/${compiled}\\] cached moe_")
   message(FATAL_ERROR "warm --json should list ${compiled} kernels: ${rc} ${json_error} ${json} ${err}")
 endif()
 string(JSON shape GET "${json}" shapes 0 shape)

@@ -28,7 +28,7 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string 
 
 llvm::Expected<std::vector<runtime::BuildResult>>
 warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
-          store::CubinStore &store, bool check_only) {
+          store::CubinStore &store, bool check_only, const runtime::KernelDone &on_kernel) {
   if (llvm::Error e = nvrtc::checkArch(arch))
     return std::move(e);
   if (llvm::Error e = workload::validateShape(shape))
@@ -36,6 +36,7 @@ warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu
   const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
   runtime::BuildOptions options;
   options.no_compile = check_only;
+  options.on_done = on_kernel;
   std::vector<runtime::BuildResult> results = runtime::buildEach(specs, arch, store, options);
   for (const runtime::BuildResult &r : results)
     if (!r.ok() && r.code != ErrorCode::CacheMiss)

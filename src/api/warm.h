@@ -26,10 +26,12 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string 
 /// `arch` and the shape are checked first, so bad ones compile and write
 /// nothing. With `check_only` nothing is compiled: a kernel missing from the
 /// cache is an outcome with ErrorCode::CacheMiss (how a deployment proves a
-/// copied cache complete). Any other failure is the error.
+/// copied cache complete). Any other failure is the error. `on_kernel`
+/// hears of each kernel as it is done (progress).
 llvm::Expected<std::vector<runtime::BuildResult>>
 warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
-          store::CubinStore &store, bool check_only = false);
+          store::CubinStore &store, bool check_only = false,
+          const runtime::KernelDone &on_kernel = {});
 
 /// The tuning-record check `cache verify` hands to store::verifyCache
 /// (tune::readRecordFile): records are the tune stage's format.

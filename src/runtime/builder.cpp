@@ -87,6 +87,14 @@ std::string unbuildable(const KernelSpec &spec, const std::string &arch) {
 std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
                                    store::CubinStore &store, const BuildOptions &options) {
   std::vector<BuildResult> results(specs.size());
+  std::mutex done_mutex;
+  size_t done = 0;
+  auto report = [&](size_t i) {
+    if (!options.on_done)
+      return;
+    std::lock_guard<std::mutex> lock(done_mutex);
+    options.on_done(results[i], ++done, specs.size());
+  };
   auto buildOne = [&](size_t i) {
     const KernelSpec &spec = specs[i];
     BuildResult &r = results[i];
@@ -157,7 +165,10 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
   // NVRTC programs are independent; compile them side by side.
   llvm::ThreadPool pool(llvm::hardware_concurrency());
   for (size_t i = 0; i < specs.size(); ++i)
-    pool.async([&buildOne, i] { buildOne(i); });
+    pool.async([&buildOne, &report, i] {
+      buildOne(i);
+      report(i);
+    });
   pool.wait();
   return results;
 }

@@ -9,6 +9,7 @@
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/Support/Error.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,18 +55,23 @@ std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &
 /// The same for several plans together (each kernel once).
 std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans);
 
-struct BuildOptions {
-  /// A spec missing from the store is an ErrorCode::CacheMiss naming the
-  /// workload, kernel and key; nothing is compiled.
-  bool no_compile = false;
-};
-
 /// The outcome of one spec: `error` is empty on success.
 struct BuildResult {
   BuiltKernel kernel;
   ErrorCode code = ErrorCode::Internal;
   std::string error;
   bool ok() const { return error.empty(); }
+};
+
+/// Called once per spec as soon as it is built, fetched or refused, one call
+/// at a time (from the build's worker threads): `done` of `total` finished.
+using KernelDone = std::function<void(const BuildResult &, size_t done, size_t total)>;
+
+struct BuildOptions {
+  /// A spec missing from the store is an ErrorCode::CacheMiss naming the
+  /// workload, kernel and key; nothing is compiled.
+  bool no_compile = false;
+  KernelDone on_done; ///< progress of a long build (warm); may be empty
 };
 
 /// Fetches or compiles every spec (in parallel), each with its own outcome:

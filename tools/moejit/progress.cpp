@@ -1,7 +1,5 @@
 #include "progress.h"
 
-#include <algorithm>
-#include <chrono>
 #include <unistd.h>
 
 namespace moejit::cli {
@@ -36,56 +34,24 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
-KernelProgress::KernelProgress(ProgressLine &line, const store::CubinStore &store, size_t total,
-                               bool check)
-    : line_(line), store_(store), total_(total), check_(check), hits0_(store.hits()),
-      misses0_(store.misses()), compiles0_(store.compiles()) {
-  thread_ = std::thread([this] { watch(); });
-}
-
-KernelProgress::~KernelProgress() {
-  if (thread_.joinable())
-    finish();
-}
-
-std::string KernelProgress::text() const {
-  const uint64_t hits = store_.hits() - hits0_, compiles = store_.compiles() - compiles0_;
-  if (check_) {
-    const uint64_t misses = store_.misses() - misses0_;
-    return "  [" + std::to_string(std::min<uint64_t>(hits + misses, total_)) + "/" +
-           std::to_string(total_) + "] kernels checked: " + std::to_string(hits) +
-           " in the cache, " + std::to_string(misses) + " missing";
-  }
-  // A miss is counted when the look-up fails, before the compile: a kernel
-  // is done when it was found (hit) or compiled.
-  return "  [" + std::to_string(std::min<uint64_t>(hits + compiles, total_)) + "/" +
-         std::to_string(total_) + "] kernels ready: " + std::to_string(compiles) + " compiled, " +
-         std::to_string(hits) + " from the cache";
-}
-
-void KernelProgress::watch() {
-  std::unique_lock<std::mutex> lock(mutex_);
-  while (!stop_) {
-    const std::string now = text();
-    if (now != last_) {
-      line_.update(now);
-      last_ = now;
-    }
-    wake_.wait_for(lock, std::chrono::milliseconds(100), [this] { return stop_; });
-  }
-}
-
-void KernelProgress::finish() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-  const std::string now = text();
-  if (now != last_)
-    line_.update(now);
-  line_.clear();
+runtime::KernelDone kernelReporter(ProgressLine &line) {
+  return [&line](const runtime::BuildResult &r, size_t done, size_t total) {
+    const runtime::BuiltKernel &b = r.kernel;
+    std::string what;
+    if (r.ok() && b.from_cache)
+      what = "cached";
+    else if (r.ok())
+      what = "compiled";
+    else if (r.code == ErrorCode::CacheMiss)
+      what = "missing";
+    else
+      what = "failed";
+    std::string text = "  [" + std::to_string(done) + "/" + std::to_string(total) + "] " + what +
+                       " " + b.spec.name();
+    if (r.ok() && !b.from_cache)
+      text += " (" + std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms)";
+    line.update(text);
+  };
 }
 
 } // namespace moejit::cli

@@ -3,14 +3,10 @@
 // so that the log shows progress as it happens.
 #pragma once
 
-#include "store/cubin_store.h"
+#include "runtime/builder.h"
 
-#include <condition_variable>
 #include <cstdio>
-#include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 
 namespace moejit::cli {
 
@@ -31,32 +27,9 @@ private:
   bool shown_ = false;
 };
 
-/// Reports kernels done while api::warmShape builds a shape. warmShape
-/// returns only once the whole shape is built, so a thread reads the
-/// store's counters (mutex-guarded) every 100 ms and reports each change:
-/// "[12/40] kernels ready: 9 compiled, 3 from the cache".
-class KernelProgress {
-public:
-  /// `check`: nothing is compiled, a miss is a kernel done (missing).
-  KernelProgress(ProgressLine &line, const store::CubinStore &store, size_t total, bool check);
-  ~KernelProgress();
-  /// Stops the thread and reports the final count.
-  void finish();
-
-private:
-  std::string text() const;
-  void watch();
-
-  ProgressLine &line_;
-  const store::CubinStore &store_;
-  const size_t total_;
-  const bool check_;
-  const uint64_t hits0_, misses0_, compiles0_;
-  std::string last_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
-};
+/// Reports each kernel of a warm as it is done, on `line`:
+/// "  [12/40] compiled moe_gemm1_... (812 ms)", "cached", "missing" (--check)
+/// or "failed".
+runtime::KernelDone kernelReporter(ProgressLine &line);
 
 } // namespace moejit::cli

@@ -227,12 +227,9 @@ int runWarm(const WarmArgs &a) {
       else
         printTuning(record, path);
     }
-    const size_t expected =
-        runtime::kernelSpecs(shape, api::plansToWarm(shape, *arch, gpu, store.root())).size();
     const auto start = std::chrono::steady_clock::now();
-    KernelProgress kernels(progress, store, expected, check);
-    auto built = api::warmShape(shape, *arch, gpu, store, check);
-    kernels.finish();
+    auto built = api::warmShape(shape, *arch, gpu, store, check, kernelReporter(progress));
+    progress.clear();
     const std::vector<runtime::BuildResult> results = unwrapOrThrow(std::move(built));
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
