@@ -6,8 +6,6 @@
 
 namespace moejit_dev {
 
-constexpr int kCombineThreads = 256;
-
 /// Grid: (T, ceil(H / (16-byte vectors * kCombineThreads))).
 template <class S> __device__ void combine(const LaunchParams &p) {
   using T = typename S::T;

@@ -2,45 +2,18 @@
 // the compile-time shape.
 #pragma once
 
+#include "moe_launch_abi.cuh"
 #include "ptx/convert.cuh"
 
 namespace moejit_dev {
 
-/// Mirrors moejit::runtime::LaunchParams on the host (same order and types;
-/// the host static_asserts its size). Workspace arrays are described at
-/// their producer.
-struct LaunchParams {
-  const void *x;
-  const void *gate_up;
-  const void *down;
-  const void *top_k_index;   // [T*k] int32 or int64 (index_bytes)
-  const void *top_k_weights; // [T*k] float32, or the model dtype (weights_in_model_dtype)
-  void *y;
-  int *block_counts;   // [E * route_blocks]: counts, then scanned bases
-  int *expert_offsets; // [E + 1]: first sorted row of each expert
-  int *tiles;          // [max_tiles * 2]: (expert, first sorted row)
-  int *num_tiles;      // [1]
-  int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
-  void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
-  void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
-  int tokens;
-  int route_blocks; // ceil(T*k / kRouteChunk)
-  int tile_m;       // rows per GEMM tile (BM of the chosen config)
-  int max_tiles;    // bound on tiles for any routing of T tokens
-  const int *expert_map; // [expert_map_size]: global id -> local id or -1; null: ids are local
-  int expert_map_size;
-  int index_bytes;            // 4 or 8
-  int weights_in_model_dtype; // 0: float32, 1: the workload dtype
-  int unused;
-};
+using moejit_abi::LaunchParams;
+using namespace moejit_abi; // kRouteChunk and the fixed kernels' thread counts
 
 /// One 16-byte vector, for wide loads of any element type.
 struct alignas(16) Vec16 {
   unsigned w[4];
 };
-
-/// Assignments (token, slot) per routing block.
-constexpr int kRouteChunk = 1024;
 
 /// The expert id of assignment a (t*k+j) as the caller wrote it, int32 or
 /// int64; an int64 id outside int32 is -1 (no expert has it).

@@ -10,8 +10,6 @@
 
 namespace moejit_dev {
 
-constexpr int kCountThreads = 256;
-constexpr int kScanThreads = 1024;
 
 /// Grid: route_blocks, block: THREADS. Writes the count of block b's
 /// assignments routed to expert e at block_counts[e * route_blocks + b]
@@ -163,10 +161,9 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
 /// global writes visible to the block before the next reads them. 256
 /// threads, not 1024: the scatter warp keeps kRouteChunk/32 ids in
 /// registers, which 1024-thread launch bounds (64 registers) would spill.
-constexpr int kSmallThreads = 256;
 template <class S> __device__ void route_small(const LaunchParams &p) {
-  static_assert(S::E <= 1024, "route_small: three [E] shared tables must fit 48 KB "
-                              "(kRouteSmallMaxExperts on the host)");
+  static_assert(S::E <= kRouteSmallMaxExperts, "route_small: three [E] shared tables must "
+                                               "fit 48 KB");
   route_count<S, kSmallThreads>(p);
   __syncthreads();
   route_scan<S, kSmallThreads>(p);

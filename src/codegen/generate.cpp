@@ -1,6 +1,7 @@
 #include "codegen/generate.h"
 
 #include "codegen/embedded_templates.h"
+#include "moe_launch_abi.cuh"
 #include "workload/shape.h"
 
 #include <spdlog/fmt/fmt.h>
@@ -10,33 +11,42 @@ namespace moejit::codegen {
 namespace {
 
 struct KindInfo {
-  const char *name;     // in kernel names
-  const char *header;   // template that holds it
-  const char *function; // device entry in namespace moejit_dev
+  const char *name;         // in kernel names
+  const char *header;       // template that holds it
+  const char *function;     // device entry in namespace moejit_dev
+  int threads;              // block size (fixed kinds; the GEMMs' come from the tile)
+  const char *threads_name; // the moejit_abi constant the device code assumes
 };
 
 KindInfo info(KernelKind kind) {
   switch (kind) {
   case KernelKind::RouteCount:
-    return {"route_count", "moe_route.cuh", "route_count<S>"};
+    return {"route_count", "moe_route.cuh", "route_count<S>", moejit_abi::kCountThreads,
+            "kCountThreads"};
   case KernelKind::RouteScan:
-    return {"route_scan", "moe_route.cuh", "route_scan<S>"};
+    return {"route_scan", "moe_route.cuh", "route_scan<S>", moejit_abi::kScanThreads,
+            "kScanThreads"};
   case KernelKind::RouteScatter:
-    return {"route_scatter", "moe_route.cuh", "route_scatter<S>"};
+    return {"route_scatter", "moe_route.cuh", "route_scatter<S>", moejit_abi::kScatterThreads,
+            "kScatterThreads"};
   case KernelKind::RouteSmall:
-    return {"route_small", "moe_route.cuh", "route_small<S>"};
+    return {"route_small", "moe_route.cuh", "route_small<S>", moejit_abi::kSmallThreads,
+            "kSmallThreads"};
   case KernelKind::Gemm1:
-    return {"gemm1", nullptr, nullptr};
+    return {"gemm1", nullptr, nullptr, 0, nullptr};
   case KernelKind::Gemm2:
-    return {"gemm2", nullptr, nullptr};
+    return {"gemm2", nullptr, nullptr, 0, nullptr};
   case KernelKind::Combine:
-    return {"combine", "moe_combine.cuh", "combine<S>"};
+    return {"combine", "moe_combine.cuh", "combine<S>", moejit_abi::kCombineThreads,
+            "kCombineThreads"};
   case KernelKind::ReferenceH:
-    return {"reference_h", "moe_reference.cuh", "reference_h<S>"};
+    return {"reference_h", "moe_reference.cuh", "reference_h<S>", moejit_abi::kReferenceThreads,
+            "kReferenceThreads"};
   case KernelKind::ReferenceY:
-    return {"reference_y", "moe_reference.cuh", "reference_y<S>"};
+    return {"reference_y", "moe_reference.cuh", "reference_y<S>", moejit_abi::kReferenceThreads,
+            "kReferenceThreads"};
   }
-  return {"unknown", nullptr, nullptr};
+  return {"unknown", nullptr, nullptr, 0, nullptr};
 }
 
 const char *dtypeConstant(DType d) {
@@ -70,25 +80,9 @@ std::string KernelSpec::name() const {
 }
 
 int KernelSpec::threads() const {
-  switch (kind) {
-  case KernelKind::RouteCount:
-    return 256;
-  case KernelKind::RouteScan:
-    return 1024;
-  case KernelKind::RouteSmall:
-    return 256;
-  case KernelKind::RouteScatter:
-    return 32;
-  case KernelKind::Combine:
-    return 256;
-  case KernelKind::ReferenceH:
-  case KernelKind::ReferenceY:
-    return 256;
-  case KernelKind::Gemm1:
-  case KernelKind::Gemm2:
+  if (isGemm(kind))
     return usesMma() ? mmaThreads(tile) : kSimtThreads;
-  }
-  return 0;
+  return info(kind).threads;
 }
 
 int KernelSpec::dynamicSharedBytes() const {
@@ -129,9 +123,14 @@ std::string generateSource(const KernelSpec &spec) {
   } else {
     const KindInfo k = info(spec.kind);
     out += fmt::format("#include \"{}\"\n", k.header);
-    body = fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
-                       "{}(const LaunchParams p) {{ {}(p); }}\n",
-                       spec.threads(), spec.name(), k.function);
+    // As for the GEMMs: the block size launched is the one the device code
+    // was written for, or the unit does not compile.
+    body = fmt::format("static_assert({} == {}, \"host and device disagree on the launch "
+                       "shape\");\n",
+                       k.threads_name, spec.threads());
+    body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
+                        "{}(const LaunchParams p) {{ {}(p); }}\n",
+                        spec.threads(), spec.name(), k.function);
   }
   out += "using namespace moejit_dev;\n";
   out += fmt::format("using S = Shape<{}, {}, {}, {}, {}>;\n", s.k, s.hidden, s.intermediate,

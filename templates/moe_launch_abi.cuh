@@ -1,0 +1,53 @@
+// What the host and the kernels must agree on, in one header that both g++
+// (src/runtime/launch_params.h) and NVRTC (moe_common.cuh) read: the launch
+// parameter block, byte for byte, and the launch shapes and chunk sizes of
+// the fixed kernels. Plain C++ with no includes: NVRTC has no <cstdint>,
+// so 32-bit fields are `int` (int32_t on every platform moejit builds for).
+#pragma once
+
+namespace moejit_abi {
+
+/// One call's parameters, passed by value to every kernel. Workspace arrays
+/// are described at their producer (templates/moe_route.cuh).
+struct LaunchParams {
+  const void *x;
+  const void *gate_up;
+  const void *down;
+  const void *top_k_index;   // [T*k] int32 or int64 (index_bytes)
+  const void *top_k_weights; // [T*k] float32, or the model dtype (weights_in_model_dtype)
+  void *y;
+  int *block_counts;   // [E * route_blocks]: counts, then scanned bases
+  int *expert_offsets; // [E + 1]: first sorted row of each expert
+  int *tiles;          // [max_tiles * 2]: (expert, first sorted row)
+  int *num_tiles;      // [1]
+  int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
+  void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
+  void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
+  int tokens;
+  int route_blocks;      // ceil(T*k / kRouteChunk)
+  int tile_m;            // rows per GEMM tile (BM of the chosen config)
+  int max_tiles;         // bound on tiles for any routing of T tokens
+  const int *expert_map; // [expert_map_size]: global id -> local id or -1; null: ids are local
+  int expert_map_size;
+  int index_bytes;            // 4 or 8
+  int weights_in_model_dtype; // 0: float32, 1: the workload dtype
+  int unused;
+};
+static_assert(sizeof(LaunchParams) == 14 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+
+/// Assignments (token, slot) per routing block.
+constexpr int kRouteChunk = 1024;
+/// route_small keeps three [E] tables in static shared memory (48 KB at
+/// most): shapes with more experts route in three launches.
+constexpr int kRouteSmallMaxExperts = 1024;
+
+/// Threads per block of the fixed kernels (the GEMMs' come from their tile
+/// config and are asserted in their generated units).
+constexpr int kCountThreads = 256;
+constexpr int kScanThreads = 1024;
+constexpr int kScatterThreads = 32; // one warp: the stable scatter walks in order
+constexpr int kSmallThreads = 256;  // route_small: see there why not 1024
+constexpr int kCombineThreads = 256;
+constexpr int kReferenceThreads = 256;
+
+} // namespace moejit_abi
