@@ -39,7 +39,7 @@ class CompileEveryKernel : public ::testing::TestWithParam<std::tuple<std::strin
 TEST_P(CompileEveryKernel, SeedShape) {
   const auto [arch, dtype] = GetParam();
   const MoeShape shape{8, 2048, 768, 128, dtype};
-  const auto specs = runtime::kernelSpecs(shape, runtime::heuristicPlan(shape, arch));
+  const auto specs = runtime::kernelSpecs(shape, runtime::heuristicPlan(shape, Arch(arch.c_str())));
   ASSERT_GE(specs.size(), 6u);
   for (const codegen::KernelSpec &spec : specs) {
     auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch);

@@ -1,3 +1,5 @@
+#include "common/arch.h"
+#include "common/error.h"
 #include "runtime/kernel_set.h"
 #include "runtime/planner.h"
 
@@ -58,4 +60,23 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1)));
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)));
   }
+}
+
+TEST(Arch, ParsesOnceIntoTheFactsThePlannerAsks) {
+  for (const char *good : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_1200"}) {
+    auto arch = Arch::parse(good);
+    ASSERT_TRUE(static_cast<bool>(arch)) << good << ": " << errorMessage(arch.takeError());
+    EXPECT_EQ(arch->name(), good);
+  }
+  EXPECT_EQ(Arch("sm_86").number(), 86);
+  EXPECT_TRUE(Arch("sm_90a").hasWgmma());
+  EXPECT_FALSE(Arch("sm_90").hasWgmma()) << "wgmma needs sm_90a's architecture-specific features";
+  EXPECT_FALSE(Arch("sm_80").hasWgmma());
+  for (const char *bad : {"", "sm_", "sm_80a", "sm_75", "sm_090", "sm_9O", "SM_90", "sm_12345",
+                          "sm_90aa", "compute_90", "sm_-90", "sm_90 "}) {
+    auto arch = Arch::parse(bad);
+    ASSERT_FALSE(static_cast<bool>(arch)) << "'" << bad << "' parsed";
+    EXPECT_NE(errorMessage(arch.takeError()).find("unsupported target"), std::string::npos);
+  }
+  EXPECT_THROW(Arch("sm_70"), Error);
 }

@@ -46,9 +46,9 @@ double errorAgainstReference(const KernelSet &kernels, int64_t tokens, uint64_t 
 }
 
 /// Device 0 and its NVRTC target.
-std::pair<driver::Device, std::string> device0() {
+std::pair<driver::Device, Arch> device0() {
   auto d = unwrapOrThrow(driver::Device::open(0));
-  return {d, nvrtc::archForComputeCapability(d.cc_major, d.cc_minor)};
+  return {d, unwrapOrThrow(Arch::parse(nvrtc::archForComputeCapability(d.cc_major, d.cc_minor)))};
 }
 
 TEST(Autotune, RecordIsCompleteValidAndNeverSlowerThanTheHeuristic) {

@@ -27,7 +27,7 @@ namespace {
 
 const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
 const std::string kGpu = "NVIDIA H200";
-const std::string kArch = "sm_90a";
+const char *const kArch = "sm_90a";
 
 void writeFile(const std::string &path, const std::string &bytes) {
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
@@ -83,7 +83,7 @@ std::string rejection(const std::string &json) {
   return errorMessage(r.takeError());
 }
 
-std::string planError(const TuningRecord &r, const MoeShape &shape, const std::string &arch) {
+std::string planError(const TuningRecord &r, const MoeShape &shape, const Arch &arch) {
   auto plan = planFromRecord(r, shape, arch);
   return plan ? "" : errorMessage(plan.takeError());
 }
@@ -417,7 +417,7 @@ TEST(TuningRecord, EmbeddedShippedTablesAreValid) {
     auto shape = parseCanonicalText(r->workload);
     ASSERT_TRUE(static_cast<bool>(shape)) << errorMessage(shape.takeError());
     EXPECT_EQ(workload::workloadId(*shape), r->workload_id);
-    auto plan = planFromRecord(*r, *shape, r->arch);
+    auto plan = planFromRecord(*r, *shape, Arch(r->arch.c_str()));
     EXPECT_TRUE(static_cast<bool>(plan)) << (plan ? "" : errorMessage(plan.takeError()));
     EXPECT_TRUE(keys.insert(r->workload_id + "|" + r->gpu + "|" + r->moejit_version).second)
         << "two tables for one (workload, gpu, version)";

@@ -65,7 +65,7 @@ ResolvedOptions resolve(const RuntimeOptions &options) {
 
 struct Runtime::Impl {
   driver::Device device;
-  std::string arch;
+  Arch arch;
   store::CubinStore store;
   ResolvedOptions options;
   /// The kernel sets this runtime has returned, for get()'s hot path.
@@ -74,8 +74,9 @@ struct Runtime::Impl {
 
   explicit Impl(driver::Device d, const RuntimeOptions &o)
       : device(std::move(d)),
-        arch(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)), store(o.cache_dir),
-        options(resolve(o)) {
+        arch(unwrapOrThrow(
+            Arch::parse(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)))),
+        store(o.cache_dir), options(resolve(o)) {
     // Settings that are only read later are validated now as well.
     unwrapOrThrow(settings::read("MOEJIT_LOG_LEVEL"));
   }
@@ -131,7 +132,7 @@ CacheStats Runtime::cache_stats() const {
   return {s.hits(), s.misses(), s.compiles(), s.memoryOnly()};
 }
 
-const std::string &Runtime::arch() const { return impl_->arch; }
+const std::string &Runtime::arch() const { return impl_->arch.name(); }
 const std::string &Runtime::device_name() const { return impl_->device.name; }
 
 std::shared_ptr<const KernelSet> Runtime::get(const MoeShape &shape) {

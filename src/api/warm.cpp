@@ -8,7 +8,7 @@
 
 namespace moejit::api {
 
-std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
+std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
                                        const std::string &gpu, const std::string &root) {
   std::vector<runtime::Plan> plans{runtime::heuristicPlan(shape, arch)};
   if (!gpu.empty()) {
@@ -17,7 +17,7 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string 
   }
   const std::string id = workload::workloadId(shape);
   for (const tune::TuningRecord &r : tune::shippedRecords())
-    if (r.workload_id == id && r.arch == arch) {
+    if (r.workload_id == id && r.arch == arch.name()) {
       if (auto plan = tune::planFromRecord(r, shape, arch))
         plans.push_back(*plan);
       else
@@ -27,12 +27,16 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string 
 }
 
 llvm::Expected<std::vector<runtime::BuildResult>>
-warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+warmShape(const MoeShape &shape, const std::string &arch_name, const std::string &gpu,
           store::CubinStore &store, bool check_only, const runtime::KernelDone &on_kernel) {
-  if (llvm::Error e = nvrtc::checkArch(arch))
+  if (llvm::Error e = nvrtc::checkArch(arch_name))
     return std::move(e);
   if (llvm::Error e = workload::validateShape(shape))
     return std::move(e);
+  llvm::Expected<Arch> parsed = Arch::parse(arch_name);
+  if (!parsed)
+    return parsed.takeError();
+  const Arch &arch = *parsed;
   const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
   runtime::BuildOptions options;
   options.no_compile = check_only;

@@ -19,7 +19,7 @@ namespace moejit::api {
 /// The plans whose kernels a deployment on `gpu` may use: the heuristic's
 /// (MOEJIT_TUNING=heuristic), the record or shipped table for that GPU, or,
 /// with no GPU named, every shipped table of the workload for this arch.
-std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const std::string &arch,
+std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
                                        const std::string &gpu, const std::string &root);
 
 /// Builds every kernel of plansToWarm into `store`, one outcome per kernel;

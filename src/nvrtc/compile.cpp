@@ -1,6 +1,7 @@
 #include "nvrtc/compile.h"
 
 #include "codegen/embedded_templates.h"
+#include "common/arch.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/safe_fs.h"
@@ -52,19 +53,14 @@ const std::vector<int> &supportedArchs() {
 } // namespace
 
 llvm::Error checkArch(const std::string &arch) {
-  // Strict spelling: "sm_", a number without a leading zero, an optional
-  // "a" (arch-specific features, which exist from sm_90 on).
-  llvm::StringRef rest(arch);
-  bool ok = rest.consume_front("sm_");
-  const bool specific = ok && rest.consume_back("a");
-  unsigned number = 0;
-  ok = ok && !rest.empty() && rest.size() <= 4 && rest.front() != '0' &&
-       llvm::all_of(rest, [](char c) { return llvm::isDigit(c); }) &&
-       !rest.getAsInteger(10, number);
+  // The spelling is Arch's; which numbers this NVRTC knows is ours.
+  llvm::Expected<Arch> parsed = Arch::parse(arch);
+  const bool spelt = static_cast<bool>(parsed);
+  if (!parsed)
+    llvm::consumeError(parsed.takeError());
   const std::vector<int> &known = supportedArchs();
-  ok = ok && number >= 80 && (!specific || number >= 90) &&
-       (known.empty() ||
-        std::find(known.begin(), known.end(), static_cast<int>(number)) != known.end());
+  const bool ok = spelt && (known.empty() ||
+                            std::find(known.begin(), known.end(), parsed->number()) != known.end());
   if (ok)
     return llvm::Error::success();
   std::string allowed;

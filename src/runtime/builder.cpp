@@ -75,16 +75,17 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> 
 
 namespace {
 /// Why `spec` cannot be built for `arch` at all (before any compile).
-std::string unbuildable(const KernelSpec &spec, const std::string &arch) {
-  if (llvm::Error e = nvrtc::checkArch(arch))
+std::string unbuildable(const KernelSpec &spec, const Arch &arch) {
+  if (llvm::Error e = nvrtc::checkArch(arch.name()))
     return errorMessage(std::move(e));
-  if (spec.usesMma() && spec.tile.wgmma && arch != "sm_90a")
-    return fmt::format("{} uses wgmma, which only sm_90a has (target {})", spec.name(), arch);
+  if (spec.usesMma() && spec.tile.wgmma && !arch.hasWgmma())
+    return fmt::format("{} uses wgmma, which only sm_90a has (target {})", spec.name(),
+                       arch.name());
   return {};
 }
 } // namespace
 
-std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::string &arch,
+std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch &arch,
                                    store::CubinStore &store, const BuildOptions &options) {
   std::vector<BuildResult> results(specs.size());
   std::mutex done_mutex;
@@ -106,12 +107,12 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     }
     const std::string id = workload::workloadId(spec.shape);
     const std::string source = codegen::generateSource(spec);
-    const std::string key = entryKey(spec, source, arch);
+    const std::string key = entryKey(spec, source, arch.name());
     // An entry built by another NVRTC minor version is rebuilt where this
     // process has an NVRTC; without one (a warmed, no-compile deployment)
     // any build of the key will do.
     const std::string nvrtc_version = nvrtc::version();
-    const store::EntryName name{id, key, spec.name(), arch,
+    const store::EntryName name{id, key, spec.name(), arch.name(),
                                 nvrtc_version == "none" ? std::string() : nvrtc_version};
     if (std::optional<store::Entry> hit = store.load(name)) {
       r.kernel.entry = std::move(*hit);
@@ -122,7 +123,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
       r.code = ErrorCode::CacheMiss;
       r.error = fmt::format("no-compile mode: kernel {} of workload {} ({}) for {} is not in the "
                             "cache {} (key {}); warm the cache with `moejit warm`",
-                            spec.name(), id, workload::canonicalText(spec.shape), arch,
+                            spec.name(), id, workload::canonicalText(spec.shape), arch.name(),
                             store.root(), key);
       return;
     }
@@ -136,8 +137,8 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
       r.kernel.from_cache = true;
       return;
     }
-    logger().info("compiling {} for {}", spec.name(), arch);
-    auto compiled = nvrtc::compile(spec.name(), source, arch);
+    logger().info("compiling {} for {}", spec.name(), arch.name());
+    auto compiled = nvrtc::compile(spec.name(), source, arch.name());
     store.countCompile();
     if (!compiled) {
       r.code = ErrorCode::CompileFailed;
@@ -152,7 +153,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
     e.cubin = std::move(compiled->cubin);
     e.meta = {key,
               spec.name(),
-              arch,
+              arch.name(),
               nvrtc_version,
               compiled->resources.registers,
               compiled->resources.spill_bytes,
@@ -174,8 +175,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const std::
 }
 
 llvm::Expected<std::vector<BuiltKernel>> buildKernels(llvm::ArrayRef<KernelSpec> specs,
-                                                      const std::string &arch,
-                                                      store::CubinStore &store,
+                                                      const Arch &arch, store::CubinStore &store,
                                                       const BuildOptions &options) {
   // Unbuildable specs fail before anything is compiled.
   for (const KernelSpec &spec : specs)

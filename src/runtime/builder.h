@@ -76,15 +76,13 @@ struct BuildOptions {
 
 /// Fetches or compiles every spec (in parallel), each with its own outcome:
 /// the autotuner records failed candidates instead of stopping.
-std::vector<BuildResult> buildEach(llvm::ArrayRef<codegen::KernelSpec> specs,
-                                   const std::string &arch, store::CubinStore &store,
-                                   const BuildOptions &options = {});
+std::vector<BuildResult> buildEach(llvm::ArrayRef<codegen::KernelSpec> specs, const Arch &arch,
+                                   store::CubinStore &store, const BuildOptions &options = {});
 
 /// Fetches or compiles every spec, in the order given; the first failure is
 /// the error.
 llvm::Expected<std::vector<BuiltKernel>> buildKernels(llvm::ArrayRef<codegen::KernelSpec> specs,
-                                                      const std::string &arch,
-                                                      store::CubinStore &store,
+                                                      const Arch &arch, store::CubinStore &store,
                                                       const BuildOptions &options = {});
 
 } // namespace moejit::runtime

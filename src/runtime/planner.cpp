@@ -45,8 +45,8 @@ GemmPlan planForRows(double rows_per_expert, bool hopper) {
 }
 } // namespace
 
-Plan heuristicPlan(const MoeShape &shape, const std::string &arch) {
-  const bool hopper = arch == "sm_90a";
+Plan heuristicPlan(const MoeShape &shape, const Arch &arch) {
+  const bool hopper = arch.hasWgmma();
   Plan plan;
   for (int b = 0; b < kBucketCount; ++b) {
     const double rows = static_cast<double>(bucketTokens(b)) * shape.k / shape.experts;
@@ -56,16 +56,16 @@ Plan heuristicPlan(const MoeShape &shape, const std::string &arch) {
 }
 
 /// The tile rules a plan's configs must follow on `arch`.
-llvm::Error checkGemmPlan(const GemmPlan &g, const std::string &arch) {
+llvm::Error checkGemmPlan(const GemmPlan &g, const Arch &arch) {
   if (llvm::Error e = codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1))
     return e;
   if (llvm::Error e = codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2))
     return e;
   for (const codegen::TileConfig &c : {g.gemm1, g.gemm2})
-    if (c.wgmma && arch != "sm_90a")
+    if (c.wgmma && !arch.hasWgmma())
       return makeError(ErrorCode::InvalidArgument,
                        "tile config {} uses wgmma, which only sm_90a has (target {})", c.suffix(),
-                       arch);
+                       arch.name());
   // Routing lists tiles of the larger bm and each GEMM splits them into
   // blocks of its own bm.
   const int hi = std::max(g.gemm1.bm, g.gemm2.bm), lo = std::min(g.gemm1.bm, g.gemm2.bm);

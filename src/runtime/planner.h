@@ -4,6 +4,7 @@
 #pragma once
 
 #include "codegen/tile_config.h"
+#include "common/arch.h"
 #include "moejit/moejit.hpp"
 
 #include <cstdint>
@@ -33,10 +34,10 @@ struct Plan {
 /// The rules a GEMM pair must follow on `arch`: each config passes
 /// codegen::checkMmaConfig, wgmma only on sm_90a, and the smaller bm divides
 /// the larger. InvalidArgument naming the rule otherwise.
-llvm::Error checkGemmPlan(const GemmPlan &plan, const std::string &arch);
+llvm::Error checkGemmPlan(const GemmPlan &plan, const Arch &arch);
 
 /// Heuristic plan for target `arch` from the expected rows per expert,
 /// T*k/E, of each bucket. wgmma configs are chosen only for sm_90a.
-Plan heuristicPlan(const MoeShape &shape, const std::string &arch);
+Plan heuristicPlan(const MoeShape &shape, const Arch &arch);
 
 } // namespace moejit::runtime

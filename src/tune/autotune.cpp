@@ -41,7 +41,7 @@ struct Candidate {
 /// Everything the timing loops share.
 class Tuner {
 public:
-  Tuner(const driver::Device &device, const std::string &arch, const MoeShape &shape,
+  Tuner(const driver::Device &device, const Arch &arch, const MoeShape &shape,
         store::CubinStore &store, const TuneOptions &options)
       : device_(device), arch_(arch), shape_(shape), store_(store), options_(options) {}
   ~Tuner();
@@ -74,7 +74,7 @@ private:
   const Candidate *find(GemmKind kind, const TileConfig &tile) const;
 
   const driver::Device &device_;
-  const std::string arch_;
+  const Arch arch_;
   const MoeShape shape_;
   store::CubinStore &store_;
   const TuneOptions &options_;
@@ -518,7 +518,7 @@ llvm::Expected<TuningRecord> Tuner::run() {
   record.workload_id = workload::workloadId(shape_);
   record.workload = workload::canonicalText(shape_);
   record.gpu = device_.name;
-  record.arch = arch_;
+  record.arch = arch_.name();
   record.moejit_version = version();
   record.nvrtc_version = nvrtc::version();
   const runtime::Plan heuristic = runtime::heuristicPlan(shape_, arch_);
@@ -543,7 +543,7 @@ llvm::Expected<TuningRecord> Tuner::run() {
 
 } // namespace
 
-llvm::Expected<TuningRecord> autotune(const driver::Device &device, const std::string &arch,
+llvm::Expected<TuningRecord> autotune(const driver::Device &device, const Arch &arch,
                                       const MoeShape &shape, store::CubinStore &store,
                                       const TuneOptions &options) {
   if (llvm::Error e = workload::validateShape(shape))

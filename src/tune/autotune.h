@@ -4,6 +4,7 @@
 // keeps the fastest plan, which always includes the heuristic's own.
 #pragma once
 
+#include "common/arch.h"
 #include "driver/driver.h"
 #include "store/cubin_store.h"
 #include "tune/record.h"
@@ -30,7 +31,7 @@ struct TuneOptions {
 /// Tunes `shape` on `device` (arch is its target, e.g. "sm_90a"), compiling
 /// through `store`. The record says which configs won per bucket, with the
 /// measured whole-run times of the winner and of the heuristic's plan.
-llvm::Expected<TuningRecord> autotune(const driver::Device &device, const std::string &arch,
+llvm::Expected<TuningRecord> autotune(const driver::Device &device, const Arch &arch,
                                       const MoeShape &shape, store::CubinStore &store,
                                       const TuneOptions &options = {});
 

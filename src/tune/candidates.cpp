@@ -30,8 +30,7 @@ void addIfNew(std::vector<TileConfig> &out, const TileConfig &c) {
 
 } // namespace
 
-std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const std::string &arch,
-                                       GemmKind kind) {
+std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const Arch &arch, GemmKind kind) {
   std::vector<TileConfig> out;
   // The heuristic's configs always take part, so tuning never does worse.
   for (const runtime::GemmPlan &g : runtime::heuristicPlan(shape, arch).buckets)
@@ -45,7 +44,7 @@ std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const std::string 
       return;
     addIfNew(out, c);
   };
-  if (arch == "sm_90a") {
+  if (arch.hasWgmma()) {
     // GEMM1's bn counts h columns; each needs a gate and an up row of B.
     const int bns1[] = {32, 64, 96, 128};
     const int bns2[] = {64, 128, 192, 256};
@@ -57,7 +56,7 @@ std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const std::string 
   }
   // On sm_90a mma.sync only serves the few-rows buckets (worthTiming).
   const std::vector<int> mma_bms =
-      arch == "sm_90a" ? std::vector<int>{16, 32} : std::vector<int>{16, 32, 64, 128};
+      arch.hasWgmma() ? std::vector<int>{16, 32} : std::vector<int>{16, 32, 64, 128};
   const int warp_layouts[][2] = {{1, 4}, {2, 2}, {4, 1}, {2, 4}, {4, 2}};
   for (int bm : mma_bms)
     for (int bn : {64, 128})
@@ -67,14 +66,14 @@ std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const std::string 
   return out;
 }
 
-bool worthTiming(const TileConfig &tile, double rows_per_expert, const std::string &arch) {
+bool worthTiming(const TileConfig &tile, double rows_per_expert, const Arch &arch) {
   const double r = rows_per_expert;
   if (tile.wgmma)
     // 64-row wgmma tiles are the floor; taller ones once experts fill half
     // of them; 64-row tiles stop paying once experts have >1024 rows.
     return tile.bm <= std::max(64.0, 2 * r) && !(tile.bm == 64 && r > 1024);
   // On sm_90a mma.sync only wins while weights dominate (few rows).
-  if (arch == "sm_90a" && r > 32)
+  if (arch.hasWgmma() && r > 32)
     return false;
   return tile.bm <= std::max(16.0, 2 * r) && !(tile.bm <= 32 && r > 256);
 }

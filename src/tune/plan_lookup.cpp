@@ -10,15 +10,15 @@
 namespace moejit::tune {
 
 llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
-                                             const std::string &arch) {
+                                             const Arch &arch) {
   const std::string id = workload::workloadId(shape);
   if (record.workload_id != id)
     return makeError(ErrorCode::InvalidArgument,
                      "tuning record for workload {} used for workload {} ({})", record.workload_id,
                      id, workload::canonicalText(shape));
-  if (record.arch != arch)
+  if (record.arch != arch.name())
     return makeError(ErrorCode::InvalidArgument, "tuning record for {} used for {}", record.arch,
-                     arch);
+                     arch.name());
   if (record.buckets.size() != static_cast<size_t>(runtime::kBucketCount))
     return makeError(ErrorCode::InvalidArgument, "tuning record has {} buckets, expected {}",
                      record.buckets.size(), runtime::kBucketCount);
@@ -37,12 +37,12 @@ llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const M
   return plan;
 }
 
-runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+runtime::Plan choosePlan(const MoeShape &shape, const Arch &arch, const std::string &gpu,
                          const std::string &root) {
   return choosePlan(shape, arch, gpu, root, shippedTables());
 }
 
-runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+runtime::Plan choosePlan(const MoeShape &shape, const Arch &arch, const std::string &gpu,
                          const std::string &root, const std::vector<TuningRecord> &shipped) {
   const std::string id = workload::workloadId(shape);
   const std::string version = moejit::version();
@@ -55,7 +55,7 @@ runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const s
         return std::move(*plan);
       }
       warnOnce(
-          "tuning-plan:" + path + "|" + arch,
+          "tuning-plan:" + path + "|" + arch.name(),
           fmt::format("tuning record {} is skipped: {}", path, errorMessage(plan.takeError())));
     }
   }
@@ -65,7 +65,7 @@ runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const s
       plan->source = "shipped table";
       return std::move(*plan);
     }
-    warnOnce("shipped-plan:" + id + "|" + gpu + "|" + arch,
+    warnOnce("shipped-plan:" + id + "|" + gpu + "|" + arch.name(),
              fmt::format("shipped tuning table for {} on {} is skipped: {}",
                          workload::canonicalText(shape), gpu, errorMessage(plan.takeError())));
   }

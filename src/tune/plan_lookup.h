@@ -3,6 +3,7 @@
 // shipped table, heuristic).
 #pragma once
 
+#include "common/arch.h"
 #include "tune/record.h"
 
 namespace moejit::tune {
@@ -13,17 +14,17 @@ namespace moejit::tune {
 /// smaller does not divide the larger. The tile rules are not applied to
 /// fp32 shapes, whose kernels use one fixed SIMT tile whatever the plan says.
 llvm::Expected<runtime::Plan> planFromRecord(const TuningRecord &record, const MoeShape &shape,
-                                             const std::string &arch);
+                                             const Arch &arch);
 
 /// The lookup order for Tuning::Records (and FirstUse once tuned): the
 /// record in `root`, then the shipped table, then runtime::heuristicPlan.
 /// An unusable record or table is skipped with a warning (once). The
 /// plan's `source` says which one was used ("tuning record <path>",
 /// "shipped table", "heuristic").
-runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+runtime::Plan choosePlan(const MoeShape &shape, const Arch &arch, const std::string &gpu,
                          const std::string &root);
 /// choosePlan with `shipped` standing in for shippedRecords() (tests).
-runtime::Plan choosePlan(const MoeShape &shape, const std::string &arch, const std::string &gpu,
+runtime::Plan choosePlan(const MoeShape &shape, const Arch &arch, const std::string &gpu,
                          const std::string &root, const std::vector<TuningRecord> &shipped);
 
 } // namespace moejit::tune

@@ -79,7 +79,7 @@ Inputs &inputsFor(std::map<std::string, Inputs> &pool, const BenchCase &c) {
 }
 
 /// fp32 y of the plain GPU reference kernels.
-std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a, const std::string &arch) {
+std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a, const Arch &arch) {
   using codegen::KernelKind;
   static store::CubinStore store;
   const codegen::KernelSpec specs[] = {{KernelKind::ReferenceH, c.shape, {}},
@@ -113,7 +113,7 @@ double compare(const BenchCase &c, const DeviceBuffer &y, const std::vector<floa
 /// Checks each kernel set of `sets` on case `c`, then times them with their
 /// runs interleaved (A B A B ...) so that the card's clock drift hits them
 /// alike; one Result per set.
-std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const std::string &arch,
+std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const Arch &arch,
                             std::map<std::string, Inputs> &pool, const BenchCase &c, int runs) {
   const MoeShape &s = c.shape;
   const int64_t T = c.tokens;
@@ -243,7 +243,7 @@ void writeJson(const std::string &path, const std::string &device,
 
 /// The kernel set of `c` with one GEMM plan for every bucket, bypassing the
 /// planner (for comparing configs).
-std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const std::string &arch,
+std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const Arch &arch,
                                           const runtime::GemmPlan &g) {
   static store::CubinStore store;
   static const driver::Device device = unwrapOrThrow(driver::Device::open(0));
@@ -255,7 +255,7 @@ std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const std::string 
 }
 
 /// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2), for `arch`.
-runtime::GemmPlan parsePlan(const std::string &text, const std::string &arch) {
+runtime::GemmPlan parsePlan(const std::string &text, const Arch &arch) {
   const auto colon = text.find(':');
   if (colon == std::string::npos)
     throw Error(ErrorCode::InvalidArgument, "--config takes GEMM1:GEMM2 tile configs");
@@ -289,10 +289,11 @@ int runBench(const BenchArgs &a) {
         cases.push_back({"custom_t" + std::to_string(t), t, s});
   }
   Runtime rt(0);
+  const Arch arch = unwrapOrThrow(Arch::parse(rt.arch()));
   testkit::useDevice0();
   std::vector<runtime::GemmPlan> plans;
   for (const std::string &config : configs)
-    plans.push_back(parsePlan(config, rt.arch()));
+    plans.push_back(parsePlan(config, arch));
   // --compare-heuristic: the tuned plan (records, shipped tables) and the
   // heuristic's, interleaved run by run.
   std::unique_ptr<Runtime> heuristic;
@@ -321,11 +322,11 @@ int runBench(const BenchArgs &a) {
       }
     }
     for (const runtime::GemmPlan &g : plans)
-      sets.emplace_back(g.gemm1.suffix() + ":" + g.gemm2.suffix(), withPlan(c, rt.arch(), g));
+      sets.emplace_back(g.gemm1.suffix() + ":" + g.gemm2.suffix(), withPlan(c, arch, g));
     std::vector<const KernelSet *> raw;
     for (const auto &set : sets)
       raw.push_back(set.second.get());
-    std::vector<Result> case_results = runCase(raw, rt.arch(), pool, c, runs);
+    std::vector<Result> case_results = runCase(raw, arch, pool, c, runs);
     for (size_t j = 0; j < sets.size(); ++j) {
       Result &r = case_results[j];
       r.config = sets[j].first;

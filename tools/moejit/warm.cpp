@@ -65,7 +65,7 @@ std::set<std::string> shippedGpus() {
 /// Where the plans api::plansToWarm warms come from, for people: the
 /// heuristic's always, then the tuned one of `gpu` or, with no GPU named,
 /// every shipped table of the workload for `arch` (plansToWarm's order).
-std::vector<std::string> planSources(const MoeShape &shape, const std::string &arch,
+std::vector<std::string> planSources(const MoeShape &shape, const Arch &arch,
                                      const std::string &gpu, const std::string &root) {
   std::vector<std::string> sources{"heuristic"};
   if (!gpu.empty()) {
@@ -80,7 +80,7 @@ std::vector<std::string> planSources(const MoeShape &shape, const std::string &a
   }
   const std::string id = workload::workloadId(shape);
   for (const tune::TuningRecord &r : tune::shippedRecords())
-    if (r.workload_id == id && r.arch == arch) {
+    if (r.workload_id == id && r.arch == arch.name()) {
       auto plan = tune::planFromRecord(r, shape, arch);
       if (plan)
         sources.push_back("shipped table for " + r.gpu);
@@ -88,7 +88,7 @@ std::vector<std::string> planSources(const MoeShape &shape, const std::string &a
         llvm::consumeError(plan.takeError());
     }
   if (sources.size() == 1)
-    sources.front() += " (no shipped table for this workload on " + arch + ")";
+    sources.front() += " (no shipped table for this workload on " + arch.name() + ")";
   return sources;
 }
 
@@ -160,6 +160,7 @@ int runWarm(const WarmArgs &a) {
     if (gpu.empty())
       gpu = device->name;
   }
+  const Arch target = unwrapOrThrow(Arch::parse(*arch)); // checked above, or the GPU's
   // A name that matches no table silently falls back to the heuristic: say
   // so, with the names that do match.
   if (!a.gpu.empty()) {
@@ -188,7 +189,7 @@ int runWarm(const WarmArgs &a) {
   llvm::json::Array shapes_json;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const MoeShape &shape = shapes[i];
-    const std::vector<std::string> sources = planSources(shape, *arch, gpu, store.root());
+    const std::vector<std::string> sources = planSources(shape, target, gpu, store.root());
     std::string plans;
     for (const std::string &s : sources)
       plans += (plans.empty() ? "" : ", ") + s;
@@ -217,7 +218,7 @@ int runWarm(const WarmArgs &a) {
           progress.update("  " + line);
       };
       const tune::TuningRecord record =
-          unwrapOrThrow(tune::autotune(*device, *arch, shape, store, options));
+          unwrapOrThrow(tune::autotune(*device, target, shape, store, options));
       progress.clear();
       throwIfError(tune::saveRecord(store.root(), record));
       const std::string path =
