@@ -14,71 +14,8 @@ namespace moejit::runtime {
 using codegen::KernelKind;
 
 namespace {
-constexpr size_t kAlign = 256;
-size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 constexpr int64_t kMaxGridY = 65535;
 } // namespace
-
-LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m) {
-  LaunchGeometry g;
-  g.assignments = tokens * shape.k;
-  g.route_blocks = static_cast<int>((g.assignments + kRouteChunk - 1) / kRouteChunk);
-  g.tile_m = tile_m;
-  g.max_tiles = g.assignments / tile_m + std::min<int64_t>(shape.experts, g.assignments);
-  return g;
-}
-
-WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) {
-  WorkspaceLayout w{};
-  size_t at = 0;
-  auto take = [&](size_t &field, size_t bytes) {
-    field = at;
-    at += alignUp(bytes);
-  };
-  const size_t elem = dtype_bytes(shape.dtype);
-  take(w.block_counts, sizeof(int32_t) * shape.experts * g.route_blocks);
-  take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
-  take(w.tiles, sizeof(int32_t) * 2 * g.max_tiles);
-  take(w.num_tiles, sizeof(int32_t));
-  take(w.sorted_ids, sizeof(int32_t) * g.assignments);
-  take(w.h, elem * g.assignments * shape.intermediate);
-  take(w.partial, elem * g.assignments * shape.hidden);
-  w.total = at;
-  return w;
-}
-
-llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built, CUmodule &module) {
-  const codegen::KernelSpec &spec = built.spec;
-  MOEJIT_CU(cuModuleLoadData(&module, built.entry.cubin.data()));
-  LoadedKernel k;
-  MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
-  k.threads = spec.threads();
-  k.dynamic_shared = spec.dynamicSharedBytes();
-  if (k.dynamic_shared > 48 * 1024)
-    MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 k.dynamic_shared));
-  // Registers and static shared memory come from the loaded function: the
-  // ptxas report in the metadata is missing when a tool rewrites the log.
-  int registers = 0, static_shared = 0;
-  MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
-  MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function));
-  const store::EntryMeta &m = built.entry.meta;
-  k.info = {spec.name(),
-            registers,
-            m.spill_bytes,
-            static_shared + k.dynamic_shared,
-            built.from_cache ? 0.0 : m.compile_ms,
-            built.from_cache};
-  return k;
-}
-
-llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
-                   const LaunchParams &params, CUstream stream) {
-  void *args[] = {const_cast<LaunchParams *>(&params)};
-  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1, k.dynamic_shared, stream,
-                           args, nullptr));
-  return llvm::Error::success();
-}
 
 llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver::Device &device,
                                                                    const MoeShape &shape, Plan plan,
@@ -92,10 +29,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
   set->id_ = workload::workloadId(shape);
   set->plan_ = std::move(plan);
   for (const BuiltKernel &b : built) {
-    CUmodule module = nullptr;
-    auto k = loadKernel(b, module);
-    if (module)
-      set->modules_.push_back(module);
+    auto k = set->modules_.load(b);
     if (!k)
       return k.takeError();
     set->specs_.push_back(b.spec);
@@ -123,13 +57,6 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
     set->bucket_gemms_.emplace_back(g1, g2);
   }
   return set;
-}
-
-KernelSetImpl::~KernelSetImpl() {
-  if (driver::deviceCount() == 0)
-    return;
-  for (CUmodule m : modules_)
-    driver::loaded().cuModuleUnload(m);
 }
 
 const LoadedKernel *KernelSetImpl::findGemm(KernelKind kind,
@@ -290,15 +217,9 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   if (llvm::Error e = device_.makeCurrent())
     return e;
   const LaunchParams p = launchParams(a, w, geo);
-  if (llvm::Error e = enqueueRouting(routing_, geo, p, stream))
-    return e;
-  if (llvm::Error e = enqueueGemm(shape_, KernelKind::Gemm1, *bucket_gemms_[bucket].first,
-                                  plan.gemm1, geo, p, stream))
-    return e;
-  if (llvm::Error e = enqueueGemm(shape_, KernelKind::Gemm2, *bucket_gemms_[bucket].second,
-                                  plan.gemm2, geo, p, stream))
-    return e;
-  return enqueueCombine(shape_, *combine_, p, stream);
+  const CallKernels kernels{routing_, bucket_gemms_[bucket].first, bucket_gemms_[bucket].second,
+                            combine_};
+  return enqueueCall(shape_, kernels, plan, geo, p, kAllStages, stream);
 }
 
 void KernelSetImpl::run(const MoeArgs &args, void *stream) const {

@@ -1,33 +1,19 @@
-// KernelSet implementation: loaded modules of one shape on one device, the
-// workspace layout and the launch sequence of `run`.
+// KernelSet implementation: the loaded kernels of one shape on one device,
+// the argument checks and layout of `run`, which hands the launches to
+// runtime/launch_sequence.
 #pragma once
 
 #include "driver/driver.h"
 #include "moejit/moejit.hpp"
 #include "runtime/builder.h"
 #include "runtime/launch_params.h"
+#include "runtime/launch_sequence.h"
 #include "runtime/planner.h"
 
 #include <memory>
 #include <vector>
 
 namespace moejit::runtime {
-
-/// Byte offsets of the scratch arrays inside the caller's workspace.
-struct WorkspaceLayout {
-  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, h, partial, total;
-};
-
-/// Grid-sizing numbers that depend on T and the bucket's row tile.
-struct LaunchGeometry {
-  int64_t assignments; ///< T*k
-  int route_blocks;
-  int tile_m;
-  int64_t max_tiles; ///< tiles of the worst routing of T*k rows
-};
-
-LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
-WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g);
 
 /// The largest T one run of `shape` supports: the T*k sorted rows are
 /// indexed with int32 (with headroom for tile padding).
@@ -54,27 +40,12 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int
 /// the argument.
 llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &args, size_t workspace_needed);
 
-/// A loaded kernel and what the launch needs to know about it.
-struct LoadedKernel {
-  CUfunction function = nullptr;
-  int threads = 0;
-  int dynamic_shared = 0;
-  KernelInfo info;
-};
-
-/// The routing kernels of a kernel set.
-struct RoutingKernels {
-  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *small = nullptr;
-  bool complete() const { return count && scan && scatter; } ///< small is optional
-};
-
 class KernelSetImpl final : public KernelSet {
 public:
   /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.
   static llvm::Expected<std::shared_ptr<KernelSetImpl>> load(const driver::Device &device,
                                                              const MoeShape &shape, Plan plan,
                                                              std::vector<BuiltKernel> built);
-  ~KernelSetImpl() override;
 
   size_t workspace_bytes(int64_t tokens) const override;
   void run(const MoeArgs &args, void *stream) const override;
@@ -96,7 +67,7 @@ private:
   int64_t max_tokens_ = 0; ///< maxTokens(shape_)
   std::string id_;
   Plan plan_;
-  std::vector<CUmodule> modules_;
+  ModuleSet modules_;
   std::vector<codegen::KernelSpec> specs_;
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
   /// Keep the cache files open (shared flock) while loaded: prune skips them.
@@ -107,13 +78,5 @@ private:
   /// so that `run` does no search).
   std::vector<std::pair<const LoadedKernel *, const LoadedKernel *>> bucket_gemms_;
 };
-
-/// Loads a cubin and returns its single kernel, with the shared-memory
-/// attribute set (for tools that launch extra kernels, e.g. references).
-llvm::Expected<LoadedKernel> loadKernel(const BuiltKernel &built, CUmodule &module);
-
-/// One launch of `k` with the parameter block.
-llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
-                   const LaunchParams &params, CUstream stream);
 
 } // namespace moejit::runtime

@@ -7,6 +7,81 @@ namespace moejit::runtime {
 using codegen::KernelKind;
 
 namespace {
+constexpr size_t kAlign = 256;
+size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+} // namespace
+
+LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m) {
+  LaunchGeometry g;
+  g.assignments = tokens * shape.k;
+  g.route_blocks = static_cast<int>((g.assignments + kRouteChunk - 1) / kRouteChunk);
+  g.tile_m = tile_m;
+  g.max_tiles = g.assignments / tile_m + std::min<int64_t>(shape.experts, g.assignments);
+  return g;
+}
+
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) {
+  WorkspaceLayout w{};
+  size_t at = 0;
+  auto take = [&](size_t &field, size_t bytes) {
+    field = at;
+    at += alignUp(bytes);
+  };
+  const size_t elem = dtype_bytes(shape.dtype);
+  take(w.block_counts, sizeof(int32_t) * shape.experts * g.route_blocks);
+  take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
+  take(w.tiles, sizeof(int32_t) * 2 * g.max_tiles);
+  take(w.num_tiles, sizeof(int32_t));
+  take(w.sorted_ids, sizeof(int32_t) * g.assignments);
+  take(w.h, elem * g.assignments * shape.intermediate);
+  take(w.partial, elem * g.assignments * shape.hidden);
+  w.total = at;
+  return w;
+}
+
+ModuleSet::~ModuleSet() {
+  if (driver::deviceCount() == 0)
+    return;
+  for (CUmodule m : modules_)
+    driver::loaded().cuModuleUnload(m);
+}
+
+llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
+  const codegen::KernelSpec &spec = built.spec;
+  CUmodule module = nullptr;
+  MOEJIT_CU(cuModuleLoadData(&module, built.entry.cubin.data()));
+  modules_.push_back(module);
+  LoadedKernel k;
+  MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
+  k.threads = spec.threads();
+  k.dynamic_shared = spec.dynamicSharedBytes();
+  if (k.dynamic_shared > 48 * 1024)
+    MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 k.dynamic_shared));
+  // Registers and static shared memory come from the loaded function: the
+  // ptxas report in the metadata is missing when a tool rewrites the log.
+  int registers = 0, static_shared = 0;
+  MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
+  MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function));
+  const store::EntryMeta &m = built.entry.meta;
+  k.info = {spec.name(),
+            registers,
+            m.spill_bytes,
+            static_shared + k.dynamic_shared,
+            built.from_cache ? 0.0 : m.compile_ms,
+            built.from_cache};
+  return k;
+}
+
+llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
+                   const LaunchParams &params, CUstream stream) {
+  void *args[] = {const_cast<LaunchParams *>(&params)};
+  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1, k.dynamic_shared, stream,
+                           args, nullptr));
+  return llvm::Error::success();
+}
+
+namespace {
 // The fp32 path has one fixed SIMT tile whatever the plan says.
 int gemmRows(const MoeShape &shape, const codegen::TileConfig &t) {
   return shape.dtype == DType::FP32 ? codegen::kSimtTile : t.bm;
@@ -61,6 +136,8 @@ int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGe
   return geo.max_tiles * split;
 }
 
+namespace {
+
 llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &geo,
                            const LaunchParams &p, CUstream stream) {
   if (geo.route_blocks == 1 && routing.small)
@@ -72,6 +149,7 @@ llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &
   return launch(*routing.scatter, geo.route_blocks, 1, p, stream);
 }
 
+/// One grouped GEMM (GEMM1 when kind is Gemm1) with config `tile`.
 llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKernel &gemm,
                         const codegen::TileConfig &tile, const LaunchGeometry &geo,
                         const LaunchParams &p, CUstream stream) {
@@ -87,6 +165,25 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
   const int vec = 16 / dtype_bytes(shape.dtype);
   return launch(combine, static_cast<unsigned>(p.tokens),
                 ceilDiv(shape.hidden, int64_t{vec} * kCombineThreads), p, stream);
+}
+
+} // namespace
+
+llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
+                        const LaunchGeometry &geo, const LaunchParams &p, unsigned stages,
+                        CUstream stream) {
+  if (stages & kRouting)
+    if (llvm::Error e = enqueueRouting(k.routing, geo, p, stream))
+      return e;
+  if (stages & kGemm1)
+    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p, stream))
+      return e;
+  if (stages & kGemm2)
+    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm2, *k.gemm2, plan.gemm2, geo, p, stream))
+      return e;
+  if (stages & kCombine)
+    return enqueueCombine(shape, *k.combine, p, stream);
+  return llvm::Error::success();
 }
 
 llvm::Error enqueueReference(const MoeShape &shape, const LoadedKernel &reference_h,

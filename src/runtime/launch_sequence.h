@@ -1,11 +1,68 @@
-// The launches of one MoE call, stage by stage: routing (count, scan,
-// scatter), GEMM1, GEMM2, combine. KernelSet::run enqueues all of them; the
-// autotuner times the GEMM stages one by one with the same code.
+// The launches of one MoE call and what they need: grid geometry, the
+// workspace layout, the parameter block, loaded kernels and the modules that
+// own them, and the stages (routing, GEMM1, GEMM2, combine). KernelSet::run
+// and the autotuner enqueue a call through the same enqueueCall.
 #pragma once
 
-#include "runtime/kernel_set.h"
+#include "driver/driver.h"
+#include "moejit/moejit.hpp"
+#include "runtime/builder.h"
+#include "runtime/launch_params.h"
+#include "runtime/planner.h"
+
+#include <vector>
 
 namespace moejit::runtime {
+
+/// Byte offsets of the scratch arrays inside the caller's workspace.
+struct WorkspaceLayout {
+  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, h, partial, total;
+};
+
+/// Grid-sizing numbers that depend on T and the bucket's row tile.
+struct LaunchGeometry {
+  int64_t assignments; ///< T*k
+  int route_blocks;
+  int tile_m;
+  int64_t max_tiles; ///< tiles of the worst routing of T*k rows
+};
+
+LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g);
+
+/// A loaded kernel and what the launch needs to know about it.
+struct LoadedKernel {
+  CUfunction function = nullptr;
+  int threads = 0;
+  int dynamic_shared = 0;
+  KernelInfo info;
+};
+
+/// The routing kernels of a kernel set.
+struct RoutingKernels {
+  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *small = nullptr;
+  bool complete() const { return count && scan && scatter; } ///< small is optional
+};
+
+/// Owns the modules its kernels were loaded from and unloads them with it
+/// (one owner for the runtime's kernel sets, the tuner and the bench).
+class ModuleSet {
+public:
+  ModuleSet() = default;
+  ModuleSet(const ModuleSet &) = delete;
+  ModuleSet &operator=(const ModuleSet &) = delete;
+  ~ModuleSet();
+  /// Loads a cubin and returns its single kernel, with the shared-memory
+  /// attribute set.
+  llvm::Expected<LoadedKernel> load(const BuiltKernel &built);
+
+private:
+  std::vector<CUmodule> modules_;
+};
+
+/// One launch of `k` with the parameter block.
+llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
+                   const LaunchParams &params, CUstream stream);
 
 /// Rows per routing tile of a plan: the larger bm of the two GEMMs (the
 /// smaller one divides it; each GEMM splits list tiles into its own blocks).
@@ -19,16 +76,29 @@ LaunchParams launchParams(const MoeArgs &args, const WorkspaceLayout &layout,
 /// Largest grid.y a GEMM of this plan needs at `geometry`.
 int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGeometry &geometry);
 
-/// route_small when there is one and the assignments fit one block, else
-/// count, scan, scatter.
-llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &geometry,
-                           const LaunchParams &params, CUstream stream);
-/// One grouped GEMM (GEMM1 when kind is Gemm1) with config `tile`.
-llvm::Error enqueueGemm(const MoeShape &shape, codegen::KernelKind kind, const LoadedKernel &gemm,
-                        const codegen::TileConfig &tile, const LaunchGeometry &geometry,
-                        const LaunchParams &params, CUstream stream);
-llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
-                           const LaunchParams &params, CUstream stream);
+/// The kernels one call of a bucket launches.
+struct CallKernels {
+  RoutingKernels routing;
+  const LoadedKernel *gemm1 = nullptr, *gemm2 = nullptr, *combine = nullptr;
+};
+
+/// The stages enqueueCall launches, as a mask: runs launch them all; the
+/// tuner fills the tile list once and then times one GEMM at a time.
+enum Stage : unsigned {
+  kRouting = 1u << 0,
+  kGemm1 = 1u << 1,
+  kGemm2 = 1u << 2,
+  kCombine = 1u << 3,
+  kAllStages = kRouting | kGemm1 | kGemm2 | kCombine
+};
+
+/// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`
+/// holds; only those of the stages asked for are needed) at `geometry`:
+/// routing (route_small when there is one and the assignments fit one
+/// block, else count, scan, scatter), GEMM1, GEMM2, combine.
+llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &kernels, const GemmPlan &plan,
+                        const LaunchGeometry &geometry, const LaunchParams &params, unsigned stages,
+                        CUstream stream);
 
 /// The plain GPU reference (templates/moe_reference.cuh) of the call in
 /// `args`: fp32 h into `h_ref` [T*k, I], then fp32 y into `y_ref` [T, H].

@@ -69,8 +69,7 @@ private:
   llvm::Expected<BucketRecord> tuneBucket(int bucket);
   /// Args for `tokens` tokens over the shared buffers (routing uploaded).
   MoeArgs args(int64_t tokens) const;
-  llvm::Error enqueueStage(const GemmPlan &plan, int64_t tokens, bool routing, bool gemm1,
-                           bool gemm2, bool combine);
+  llvm::Error enqueueStage(const GemmPlan &plan, int64_t tokens, unsigned stages);
   const Candidate *find(GemmKind kind, const TileConfig &tile) const;
 
   const driver::Device &device_;
@@ -79,7 +78,7 @@ private:
   store::CubinStore &store_;
   const TuneOptions &options_;
 
-  std::vector<CUmodule> modules_;
+  runtime::ModuleSet modules_;
   runtime::RoutingKernels routing_;
   const LoadedKernel *combine_ = nullptr, *reference_h_ = nullptr, *reference_y_ = nullptr;
   std::vector<runtime::BuiltKernel> kept_; // owns the loaded entries' leases
@@ -94,8 +93,6 @@ private:
 Tuner::~Tuner() {
   if (stream_)
     driver::loaded().cuStreamDestroy(stream_);
-  for (CUmodule m : modules_)
-    driver::loaded().cuModuleUnload(m);
 }
 
 const Candidate *Tuner::find(GemmKind kind, const TileConfig &tile) const {
@@ -131,10 +128,7 @@ llvm::Error Tuner::buildAll() {
     if (i >= fixed && r.ok() && r.kernel.entry.meta.spill_bytes > 0)
       why = fmt::format("spills {} bytes", r.kernel.entry.meta.spill_bytes);
     if (why.empty()) {
-      CUmodule module = nullptr;
-      auto loaded = runtime::loadKernel(r.kernel, module);
-      if (module)
-        modules_.push_back(module);
+      auto loaded = modules_.load(r.kernel);
       if (loaded)
         kernel = *loaded;
       else
@@ -229,28 +223,16 @@ MoeArgs Tuner::args(int64_t tokens) const {
   return a;
 }
 
-llvm::Error Tuner::enqueueStage(const GemmPlan &plan, int64_t tokens, bool routing, bool gemm1,
-                                bool gemm2, bool combine) {
+llvm::Error Tuner::enqueueStage(const GemmPlan &plan, int64_t tokens, unsigned stages) {
   const runtime::LaunchGeometry geo =
       runtime::launchGeometry(shape_, tokens, runtime::tileRows(shape_, plan));
   const runtime::LaunchParams p =
       runtime::launchParams(args(tokens), runtime::workspaceLayout(shape_, geo), geo);
-  if (routing)
-    if (llvm::Error e = runtime::enqueueRouting(routing_, geo, p, stream_))
-      return e;
-  if (gemm1)
-    if (llvm::Error e = runtime::enqueueGemm(shape_, KernelKind::Gemm1,
-                                             find(GemmKind::Gemm1, plan.gemm1)->kernel, plan.gemm1,
-                                             geo, p, stream_))
-      return e;
-  if (gemm2)
-    if (llvm::Error e = runtime::enqueueGemm(shape_, KernelKind::Gemm2,
-                                             find(GemmKind::Gemm2, plan.gemm2)->kernel, plan.gemm2,
-                                             geo, p, stream_))
-      return e;
-  if (combine)
-    return runtime::enqueueCombine(shape_, *combine_, p, stream_);
-  return llvm::Error::success();
+  const Candidate *g1 = stages & runtime::kGemm1 ? find(GemmKind::Gemm1, plan.gemm1) : nullptr;
+  const Candidate *g2 = stages & runtime::kGemm2 ? find(GemmKind::Gemm2, plan.gemm2) : nullptr;
+  const runtime::CallKernels kernels{routing_, g1 ? &g1->kernel : nullptr,
+                                     g2 ? &g2->kernel : nullptr, combine_};
+  return runtime::enqueueCall(shape_, kernels, plan, geo, p, stages, stream_);
 }
 
 llvm::Expected<double> Tuner::checkPair(const Candidate &g1, const Candidate &g2,
@@ -258,7 +240,7 @@ llvm::Expected<double> Tuner::checkPair(const Candidate &g1, const Candidate &g2
   const int64_t T = options_.check_tokens;
   // NaN in every dtype: an element left unwritten fails the check.
   MOEJIT_CU(cuMemsetD8Async(y_.address(), 0xff, y_.bytes(), stream_));
-  if (llvm::Error e = enqueueStage({g1.tile, g2.tile}, T, true, true, true, true))
+  if (llvm::Error e = enqueueStage({g1.tile, g2.tile}, T, runtime::kAllStages))
     return e;
   MOEJIT_CU(cuStreamSynchronize(stream_));
   auto y = downloadAsFloat(y_, shape_.dtype, T * shape_.hidden);
@@ -435,17 +417,16 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
         runtime::launchGeometry(shape_, T, runtime::tileRows(shape_, routing_plan));
     if (runtime::gemmGridRows(shape_, routing_plan, geo) > kMaxGridY)
       continue;
-    if (llvm::Error e = enqueueStage(routing_plan, T, true, false, false, false))
+    if (llvm::Error e = enqueueStage(routing_plan, T, runtime::kRouting))
       return e;
     for (bool first_gemm : {true, false})
       for (const Candidate &c : first_gemm ? gemm1_ : gemm2_) {
         if (c.tile.bm != bm || !worthTiming(c.tile, rows, arch_))
           continue;
-        const KernelKind kind = first_gemm ? KernelKind::Gemm1 : KernelKind::Gemm2;
-        const runtime::LaunchParams p =
-            runtime::launchParams(args(T), runtime::workspaceLayout(shape_, geo), geo);
-        auto ms = timeIt(
-            [&] { return runtime::enqueueGemm(shape_, kind, c.kernel, c.tile, geo, p, stream_); });
+        // The routing above listed tiles of bm rows: c alone, on that list.
+        auto ms = timeIt([&] {
+          return enqueueStage({c.tile, c.tile}, T, first_gemm ? runtime::kGemm1 : runtime::kGemm2);
+        });
         if (!ms)
           return ms.takeError();
         ++timed;
@@ -475,7 +456,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
     return makeError(ErrorCode::Internal, "tune: no config to time at T={}", T);
   std::vector<std::function<llvm::Error()>> runs;
   for (const GemmPlan &plan : finalists)
-    runs.push_back([this, plan, T] { return enqueueStage(plan, T, true, true, true, true); });
+    runs.push_back([this, plan, T] { return enqueueStage(plan, T, runtime::kAllStages); });
   auto ms = timeInterleaved(runs);
   if (!ms)
     return ms.takeError();

@@ -88,14 +88,12 @@ std::vector<float> gpuReference(const BenchCase &c, const MoeArgs &a, const Arch
   const int64_t T = c.tokens;
   DeviceBuffer h(sizeof(float) * T * c.shape.k * c.shape.intermediate);
   DeviceBuffer y(sizeof(float) * T * c.shape.hidden);
-  CUmodule modules[2] = {nullptr, nullptr};
-  auto reference_h = unwrapOrThrow(runtime::loadKernel(built[0], modules[0]));
-  auto reference_y = unwrapOrThrow(runtime::loadKernel(built[1], modules[1]));
+  runtime::ModuleSet modules; // unloaded on the way out
+  auto reference_h = unwrapOrThrow(modules.load(built[0]));
+  auto reference_y = unwrapOrThrow(modules.load(built[1]));
   throwIfError(
       runtime::enqueueReference(c.shape, reference_h, reference_y, a, h.get(), y.get(), nullptr));
   BENCH_CU(cuCtxSynchronize());
-  for (CUmodule m : modules)
-    BENCH_CU(cuModuleUnload(m));
   std::vector<float> out(T * c.shape.hidden);
   y.download(out.data(), out.size() * sizeof(float));
   return out;
