@@ -162,10 +162,8 @@ std::shared_ptr<const KernelSet> Runtime::getSlow(const MoeShape &shape) {
   runtime::Plan plan = impl_->plan(shape);
   runtime::BuildOptions build_options;
   build_options.no_compile = impl_->options.no_compile;
-  auto built = unwrapOrThrow(runtime::buildKernels(runtime::kernelSpecs(shape, plan), impl_->arch,
-                                                   impl_->store, build_options));
-  slot->kernels = unwrapOrThrow(
-      runtime::KernelSetImpl::load(impl_->device, shape, std::move(plan), std::move(built)));
+  slot->kernels = unwrapOrThrow(runtime::buildKernelSet(impl_->device, shape, std::move(plan),
+                                                        impl_->arch, impl_->store, build_options));
   return slot->kernels;
 }
 

@@ -17,6 +17,15 @@ namespace {
 constexpr int64_t kMaxGridY = 65535;
 } // namespace
 
+llvm::Expected<std::shared_ptr<KernelSetImpl>>
+buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, const Arch &arch,
+               store::CubinStore &store, const BuildOptions &options) {
+  auto built = buildKernels(kernelSpecs(shape, plan), arch, store, options);
+  if (!built)
+    return built.takeError();
+  return KernelSetImpl::load(device, shape, std::move(plan), std::move(*built));
+}
+
 llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver::Device &device,
                                                                    const MoeShape &shape, Plan plan,
                                                                    std::vector<BuiltKernel> built) {

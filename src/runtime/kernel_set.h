@@ -40,6 +40,16 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int
 /// the argument.
 llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &args, size_t workspace_needed);
 
+class KernelSetImpl;
+
+/// The kernel set of `shape` under `plan` on `device`: every kernel the plan
+/// uses fetched from `store` or compiled (options.no_compile: a miss is an
+/// error), then loaded. What Runtime::get and the bench's fixed-plan sets
+/// are made by.
+llvm::Expected<std::shared_ptr<KernelSetImpl>>
+buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, const Arch &arch,
+               store::CubinStore &store, const BuildOptions &options = {});
+
 class KernelSetImpl final : public KernelSet {
 public:
   /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.

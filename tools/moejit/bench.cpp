@@ -247,9 +247,7 @@ std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const Arch &arch,
   static const driver::Device device = unwrapOrThrow(driver::Device::open(0));
   runtime::Plan plan;
   plan.buckets.assign(runtime::kBucketCount, g);
-  auto built =
-      unwrapOrThrow(runtime::buildKernels(runtime::kernelSpecs(c.shape, plan), arch, store));
-  return unwrapOrThrow(runtime::KernelSetImpl::load(device, c.shape, plan, std::move(built)));
+  return unwrapOrThrow(runtime::buildKernelSet(device, c.shape, plan, arch, store));
 }
 
 /// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2), for `arch`.
