@@ -8,7 +8,7 @@
 namespace moejit_abi {
 
 /// One call's parameters, passed by value to every kernel. Workspace arrays
-/// are described at their producer (templates/moe_route.cuh).
+/// are described at their producer (templates/kernels/moe_route.cuh).
 struct LaunchParams {
   const void *x;
   const void *gate_up;

@@ -17,7 +17,7 @@ TEST(Codegen, SourceIsDeterministicAndSmall) {
   const std::string a = generateSource(spec), b = generateSource(spec);
   EXPECT_EQ(a, b);
   EXPECT_LT(a.size(), 1200u);
-  EXPECT_NE(a.find("#include \"moe_gemm_mma.cuh\""), std::string::npos);
+  EXPECT_NE(a.find("#include \"kernels/moe_gemm_mma.cuh\""), std::string::npos);
   EXPECT_NE(a.find("Shape<8, 2048, 768, 128, kBF16>"), std::string::npos);
   EXPECT_NE(a.find("MmaTile<128, 64, 3, 2, 2>"), std::string::npos);
   EXPECT_NE(a.find(spec.name()), std::string::npos);

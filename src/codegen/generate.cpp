@@ -21,30 +21,30 @@ struct KindInfo {
 KindInfo info(KernelKind kind) {
   switch (kind) {
   case KernelKind::RouteCount:
-    return {"route_count", "moe_route.cuh", "route_count<S>", moejit_abi::kCountThreads,
+    return {"route_count", "kernels/moe_route.cuh", "route_count<S>", moejit_abi::kCountThreads,
             "kCountThreads"};
   case KernelKind::RouteScan:
-    return {"route_scan", "moe_route.cuh", "route_scan<S>", moejit_abi::kScanThreads,
+    return {"route_scan", "kernels/moe_route.cuh", "route_scan<S>", moejit_abi::kScanThreads,
             "kScanThreads"};
   case KernelKind::RouteScatter:
-    return {"route_scatter", "moe_route.cuh", "route_scatter<S>", moejit_abi::kScatterThreads,
-            "kScatterThreads"};
+    return {"route_scatter", "kernels/moe_route.cuh", "route_scatter<S>",
+            moejit_abi::kScatterThreads, "kScatterThreads"};
   case KernelKind::RouteSmall:
-    return {"route_small", "moe_route.cuh", "route_small<S>", moejit_abi::kSmallThreads,
+    return {"route_small", "kernels/moe_route.cuh", "route_small<S>", moejit_abi::kSmallThreads,
             "kSmallThreads"};
   case KernelKind::Gemm1:
     return {"gemm1", nullptr, nullptr, 0, nullptr};
   case KernelKind::Gemm2:
     return {"gemm2", nullptr, nullptr, 0, nullptr};
   case KernelKind::Combine:
-    return {"combine", "moe_combine.cuh", "combine<S>", moejit_abi::kCombineThreads,
+    return {"combine", "kernels/moe_combine.cuh", "combine<S>", moejit_abi::kCombineThreads,
             "kCombineThreads"};
   case KernelKind::ReferenceH:
-    return {"reference_h", "moe_reference.cuh", "reference_h<S>", moejit_abi::kReferenceThreads,
-            "kReferenceThreads"};
+    return {"reference_h", "kernels/moe_reference.cuh", "reference_h<S>",
+            moejit_abi::kReferenceThreads, "kReferenceThreads"};
   case KernelKind::ReferenceY:
-    return {"reference_y", "moe_reference.cuh", "reference_y<S>", moejit_abi::kReferenceThreads,
-            "kReferenceThreads"};
+    return {"reference_y", "kernels/moe_reference.cuh", "reference_y<S>",
+            moejit_abi::kReferenceThreads, "kReferenceThreads"};
   }
   return {"unknown", nullptr, nullptr, 0, nullptr};
 }
@@ -100,16 +100,16 @@ std::string generateSource(const KernelSpec &spec) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
     if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
-      out += "#include \"moe_gemm_wgmma.cuh\"\n";
+      out += "#include \"kernels/moe_gemm_wgmma.cuh\"\n";
       body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n", t.bm,
                          t.bn, t.stages, t.inflight, gemm1);
     } else if (spec.usesMma()) {
       const TileConfig &t = spec.tile;
-      out += "#include \"moe_gemm_mma.cuh\"\n";
+      out += "#include \"kernels/moe_gemm_mma.cuh\"\n";
       body = fmt::format("using Kernel = MmaGemm<S, MmaTile<{}, {}, {}, {}, {}>, {}>;\n", t.bm,
                          t.bn, t.stages, t.warps_m, t.warps_n, gemm1);
     } else {
-      out += "#include \"moe_gemm_simt.cuh\"\n";
+      out += "#include \"kernels/moe_gemm_simt.cuh\"\n";
       body = fmt::format("using Kernel = SimtGemm<S, {}>;\n", gemm1);
     }
     // The host launches with its own copy of these numbers: make a mismatch

@@ -39,11 +39,11 @@ enum class GemmKind { Gemm1, Gemm2 };
 int mmaThreads(const TileConfig &c);
 /// Dynamic shared memory of a tensor-core GEMM with this config.
 int mmaSharedBytes(const TileConfig &c, GemmKind kind);
-/// Checks the rules of templates/moe_gemm_mma.cuh (or moe_gemm_wgmma.cuh)
+/// Checks the rules of templates/kernels/moe_gemm_mma.cuh (or moe_gemm_wgmma.cuh)
 /// and the shared-memory limit, with a message naming the rule broken.
 llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind);
 
-/// The fp32 path has one fixed tile (templates/moe_gemm_simt.cuh).
+/// The fp32 path has one fixed tile (templates/kernels/moe_gemm_simt.cuh).
 inline constexpr int kSimtTile = 32;
 inline constexpr int kSimtThreads = 256;
 

@@ -100,7 +100,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &kernels, const
                         const LaunchGeometry &geometry, const LaunchParams &params, unsigned stages,
                         CUstream stream);
 
-/// The plain GPU reference (templates/moe_reference.cuh) of the call in
+/// The plain GPU reference (templates/kernels/moe_reference.cuh) of the call in
 /// `args`: fp32 h into `h_ref` [T*k, I], then fp32 y into `y_ref` [T, H].
 llvm::Error enqueueReference(const MoeShape &shape, const LoadedKernel &reference_h,
                              const LoadedKernel &reference_y, const MoeArgs &args, void *h_ref,

@@ -3,8 +3,8 @@
 // memory. One block computes a BM x BN output tile of one expert.
 #pragma once
 
-#include "moe_gemm_common.cuh"
-#include "moe_swizzled_tiles.cuh"
+#include "blocks/moe_gemm_common.cuh"
+#include "blocks/moe_swizzled_tiles.cuh"
 #include "ptx/cp_async.cuh"
 #include "ptx/mma.cuh"
 

@@ -4,8 +4,8 @@
 // block tile; N = all B rows of the tile (GEMM1: gate half then up half).
 #pragma once
 
-#include "moe_gemm_common.cuh"
-#include "moe_swizzled_tiles.cuh"
+#include "blocks/moe_gemm_common.cuh"
+#include "blocks/moe_swizzled_tiles.cuh"
 #include "ptx/wgmma.cuh"
 
 namespace moejit_dev {

@@ -2,7 +2,7 @@
 // expert id is in range. The fixed order makes y bitwise reproducible.
 #pragma once
 
-#include "moe_common.cuh"
+#include "blocks/moe_common.cuh"
 
 namespace moejit_dev {
 

@@ -3,7 +3,7 @@
 // results at sizes where the fp64 CPU reference would be too slow.
 #pragma once
 
-#include "moe_common.cuh"
+#include "blocks/moe_common.cuh"
 
 namespace moejit_dev {
 

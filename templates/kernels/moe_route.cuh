@@ -5,7 +5,7 @@
 // elsewhere, are skipped everywhere (expert_of).
 #pragma once
 
-#include "moe_common.cuh"
+#include "blocks/moe_common.cuh"
 #include "ptx/smem.cuh"
 
 namespace moejit_dev {

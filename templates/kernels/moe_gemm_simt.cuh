@@ -3,7 +3,7 @@
 // each thread owns 2 rows x 2 columns (GEMM1: of both gate and up).
 #pragma once
 
-#include "moe_gemm_common.cuh"
+#include "blocks/moe_gemm_common.cuh"
 
 namespace moejit_dev {
 

@@ -7,7 +7,7 @@
 //        and stored at the assignment's own row of `partial` (N = H, K = I).
 #pragma once
 
-#include "moe_common.cuh"
+#include "blocks/moe_common.cuh"
 
 namespace moejit_dev {
 

@@ -5,7 +5,7 @@
 // the same tiles feed ldmatrix (conflict-free) and wgmma descriptors.
 #pragma once
 
-#include "moe_gemm_common.cuh"
+#include "blocks/moe_gemm_common.cuh"
 #include "ptx/cp_async.cuh"
 
 namespace moejit_dev {
