@@ -2,6 +2,7 @@
 // the no-compile mode of the builder.
 #include "codegen/generate.h"
 #include "common/error.h"
+#include "runtime/arch_tiles.h"
 #include "runtime/builder.h"
 #include "runtime/planner.h"
 #include "tune/candidates.h"
@@ -88,13 +89,13 @@ TEST(Candidates, Fp32HasOnlyItsFixedTile) {
 TEST(Candidates, TimingIsPrunedByRowsPerExpert) {
   const TileConfig mma16{16, 64, 4, 1, 4}, wg64{64, 64, 4, 0, 0, true, 0},
       wg192{192, 96, 4, 0, 0, true, 1};
-  EXPECT_TRUE(tune::worthTiming(mma16, 2, "sm_90a"));
-  EXPECT_FALSE(tune::worthTiming(mma16, 512, "sm_90a"));
-  EXPECT_TRUE(tune::worthTiming(wg64, 2, "sm_90a"));
-  EXPECT_FALSE(tune::worthTiming(wg64, 4096, "sm_90a"));
-  EXPECT_FALSE(tune::worthTiming(wg192, 8, "sm_90a"));
-  EXPECT_TRUE(tune::worthTiming(wg192, 512, "sm_90a"));
-  EXPECT_TRUE(tune::worthTiming(TileConfig{128, 64, 3, 2, 2}, 512, "sm_80"));
+  EXPECT_TRUE(runtime::worthTiming(mma16, 2, "sm_90a"));
+  EXPECT_FALSE(runtime::worthTiming(mma16, 512, "sm_90a"));
+  EXPECT_TRUE(runtime::worthTiming(wg64, 2, "sm_90a"));
+  EXPECT_FALSE(runtime::worthTiming(wg64, 4096, "sm_90a"));
+  EXPECT_FALSE(runtime::worthTiming(wg192, 8, "sm_90a"));
+  EXPECT_TRUE(runtime::worthTiming(wg192, 512, "sm_90a"));
+  EXPECT_TRUE(runtime::worthTiming(TileConfig{128, 64, 3, 2, 2}, 512, "sm_80"));
 }
 
 TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {

@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "nvrtc/compile.h"
+#include "runtime/arch_tiles.h"
 #include "runtime/builder.h"
 #include "runtime/launch_sequence.h"
 #include "tune/candidates.h"
@@ -399,7 +400,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
   auto rowTiles = [&](const std::vector<Candidate> &list) {
     std::set<int> bms;
     for (const Candidate &c : list)
-      if (worthTiming(c.tile, rows, arch_))
+      if (runtime::worthTiming(c.tile, rows, arch_))
         bms.insert(c.tile.bm);
     return bms;
   };
@@ -421,7 +422,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
       return e;
     for (bool first_gemm : {true, false})
       for (const Candidate &c : first_gemm ? gemm1_ : gemm2_) {
-        if (c.tile.bm != bm || !worthTiming(c.tile, rows, arch_))
+        if (c.tile.bm != bm || !runtime::worthTiming(c.tile, rows, arch_))
           continue;
         // The routing above listed tiles of bm rows: c alone, on that list.
         auto ms = timeIt([&] {

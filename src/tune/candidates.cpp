@@ -1,5 +1,6 @@
 #include "tune/candidates.h"
 
+#include "runtime/arch_tiles.h"
 #include "runtime/planner.h"
 
 #include <llvm/Support/Error.h>
@@ -44,38 +45,9 @@ std::vector<TileConfig> gemmCandidates(const MoeShape &shape, const Arch &arch, 
       return;
     addIfNew(out, c);
   };
-  if (arch.hasWgmma()) {
-    // GEMM1's bn counts h columns; each needs a gate and an up row of B.
-    const int bns1[] = {32, 64, 96, 128};
-    const int bns2[] = {64, 128, 192, 256};
-    for (int bm : {64, 128, 192, 256})
-      for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2)
-        for (int stages : {3, 4})
-          for (int inflight : {0, 1})
-            consider(TileConfig{bm, bn, stages, 0, 0, true, inflight});
-  }
-  // On sm_90a mma.sync only serves the few-rows buckets (worthTiming).
-  const std::vector<int> mma_bms =
-      arch.hasWgmma() ? std::vector<int>{16, 32} : std::vector<int>{16, 32, 64, 128};
-  const int warp_layouts[][2] = {{1, 4}, {2, 2}, {4, 1}, {2, 4}, {4, 2}};
-  for (int bm : mma_bms)
-    for (int bn : {64, 128})
-      for (int stages : {3, 4})
-        for (const auto &w : warp_layouts)
-          consider(TileConfig{bm, bn, stages, w[0], w[1], false, 0});
+  for (const TileConfig &c : runtime::tileGrid(arch, kind))
+    consider(c);
   return out;
-}
-
-bool worthTiming(const TileConfig &tile, double rows_per_expert, const Arch &arch) {
-  const double r = rows_per_expert;
-  if (tile.wgmma)
-    // 64-row wgmma tiles are the floor; taller ones once experts fill half
-    // of them; 64-row tiles stop paying once experts have >1024 rows.
-    return tile.bm <= std::max(64.0, 2 * r) && !(tile.bm == 64 && r > 1024);
-  // On sm_90a mma.sync only wins while weights dominate (few rows).
-  if (arch.hasWgmma() && r > 32)
-    return false;
-  return tile.bm <= std::max(16.0, 2 * r) && !(tile.bm <= 32 && r > 256);
 }
 
 } // namespace moejit::tune

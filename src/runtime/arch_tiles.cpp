@@ -1,0 +1,111 @@
+#include "runtime/arch_tiles.h"
+
+#include <algorithm>
+
+namespace moejit::runtime {
+
+using codegen::GemmKind;
+using codegen::TileConfig;
+
+namespace {
+
+/// Few rows per expert, every arch: 16-row mma.sync tiles stream the weights
+/// best while they dominate.
+GemmPlan fewRows() { return {TileConfig{16, 64, 4, 1, 4}, TileConfig{16, 128, 4, 1, 4}}; }
+
+/// mma.sync tiles over bm, bn, stages and warp layouts.
+void addMmaGrid(std::vector<TileConfig> &out, std::initializer_list<int> bms) {
+  const int warp_layouts[][2] = {{1, 4}, {2, 2}, {4, 1}, {2, 4}, {4, 2}};
+  for (int bm : bms)
+    for (int bn : {64, 128})
+      for (int stages : {3, 4})
+        for (const auto &w : warp_layouts)
+          out.push_back(TileConfig{bm, bn, stages, w[0], w[1], false, 0});
+}
+
+namespace hopper { // sm_90a: wgmma
+
+// Chosen from measured variants on the H200 (tools/bench/NOTES.md, seed
+// shape): 64-row tiles near 32 rows per expert, 128-row tiles (2 blocks per
+// SM) up to a few hundred rows, then 192x192 tiles (three warpgroups, 4
+// stages, one wgmma group in flight): they beat 256x128 by padding an
+// expert's ~512 rows to 576 instead of 768.
+GemmPlan heuristic(double rows) {
+  auto wgmma = [](int bm, int bn1, int bn2, int stages, int inflight) {
+    return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true, inflight},
+                    TileConfig{bm, bn2, stages, 0, 0, true, inflight}};
+  };
+  if (rows <= 16)
+    return fewRows();
+  if (rows <= 32)
+    return wgmma(64, 64, 128, 4, 0);
+  if (rows < 384)
+    return wgmma(128, 64, 128, 3, 0);
+  return wgmma(192, 96, 192, 4, 1);
+}
+
+std::vector<TileConfig> grid(GemmKind kind) {
+  std::vector<TileConfig> out;
+  // GEMM1's bn counts h columns; each needs a gate and an up row of B.
+  const int bns1[] = {32, 64, 96, 128};
+  const int bns2[] = {64, 128, 192, 256};
+  for (int bm : {64, 128, 192, 256})
+    for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2)
+      for (int stages : {3, 4})
+        for (int inflight : {0, 1})
+          out.push_back(TileConfig{bm, bn, stages, 0, 0, true, inflight});
+  // mma.sync only serves the few-rows buckets here (worth below).
+  addMmaGrid(out, {16, 32});
+  return out;
+}
+
+bool worth(const TileConfig &tile, double r) {
+  if (tile.wgmma)
+    // 64-row wgmma tiles are the floor; taller ones once experts fill half
+    // of them; 64-row tiles stop paying once experts have >1024 rows.
+    return tile.bm <= std::max(64.0, 2 * r) && !(tile.bm == 64 && r > 1024);
+  // mma.sync only wins while weights dominate (few rows).
+  return r <= 32 && tile.bm <= std::max(16.0, 2 * r) && !(tile.bm <= 32 && r > 256);
+}
+
+} // namespace hopper
+
+namespace mma_sync { // sm_80 and every target without wgmma
+
+GemmPlan heuristic(double rows) {
+  if (rows <= 16)
+    return fewRows();
+  if (rows <= 128)
+    return {TileConfig{64, 64, 3, 2, 2}, TileConfig{64, 128, 3, 2, 2}};
+  return {TileConfig{128, 64, 3, 2, 2}, TileConfig{128, 128, 3, 2, 2}};
+}
+
+std::vector<TileConfig> grid() {
+  std::vector<TileConfig> out;
+  addMmaGrid(out, {16, 32, 64, 128});
+  return out;
+}
+
+bool worth(const TileConfig &tile, double r) {
+  return tile.bm <= std::max(16.0, 2 * r) && !(tile.bm <= 32 && r > 256);
+}
+
+} // namespace mma_sync
+
+} // namespace
+
+GemmPlan heuristicTiles(double rows_per_expert, const Arch &arch) {
+  return arch.hasWgmma() ? hopper::heuristic(rows_per_expert)
+                         : mma_sync::heuristic(rows_per_expert);
+}
+
+std::vector<TileConfig> tileGrid(const Arch &arch, GemmKind kind) {
+  return arch.hasWgmma() ? hopper::grid(kind) : mma_sync::grid();
+}
+
+bool worthTiming(const TileConfig &tile, double rows_per_expert, const Arch &arch) {
+  return arch.hasWgmma() ? hopper::worth(tile, rows_per_expert)
+                         : mma_sync::worth(tile, rows_per_expert);
+}
+
+} // namespace moejit::runtime
