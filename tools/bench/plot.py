@@ -4,8 +4,9 @@
     python3 tools/bench/plot.py -o out.png a.json [b.json ...] [--label NAME ...]
 
 One row per shape: left panel ms vs tokens, right panel % of the hardware
-floor vs tokens. Each (file, config) pair is one series. Cases that failed
-the correctness check are marked with a red x.
+floor vs tokens; shapes measured at one token count that differ only in
+experts share one row against experts. Each (file, config) pair is one
+series. Cases that failed the correctness check are marked with a red x.
 """
 import argparse
 import json
@@ -98,30 +99,66 @@ def split_shapes(shapes):
     return ",".join(common), rows
 
 
+def experts_of(shape):
+    for part in shape.split(","):
+        if part.startswith("experts="):
+            return int(part.split("=", 1)[1])
+    return None
+
+
+def plan_rows(runs):
+    """One row per shape measured at several token counts (x = tokens); the
+    shapes measured at one shared token count that differ only in experts
+    (the seed set's E=8..64 cases) share one row with x = experts, instead
+    of a row of single points each."""
+    cases = [c for r in runs for c in r["cases"]]
+    shapes = list(dict.fromkeys(c["shape"] for c in cases))
+    tokens = {sh: {c["tokens"] for c in cases if c["shape"] == sh} for sh in shapes}
+    singles = [sh for sh in shapes if len(tokens[sh]) == 1 and experts_of(sh) is not None]
+    rest = lambda sh: ",".join(p for p in sh.split(",") if not p.startswith("experts="))  # noqa: E731
+    sweep = []
+    if len(singles) >= 2 and len({next(iter(tokens[sh])) for sh in singles}) == 1 and \
+            len({rest(sh) for sh in singles}) == 1:
+        sweep = singles
+    common, names = split_shapes(shapes)
+    rows = [{"title": name, "selects": (lambda c, sh=sh: c["shape"] == sh),
+             "x": lambda c: c["tokens"], "xlabel": "tokens (log2)"}
+            for sh, name in zip(shapes, names) if sh not in sweep]
+    if sweep:
+        # The sweep also takes the same T from the shapes with rows of
+        # their own (the seed set's E=128 at T=8192).
+        t, base = next(iter(tokens[sweep[0]])), rest(sweep[0])
+        def selects(c):
+            return c["tokens"] == t and rest(c["shape"]) == base and \
+                experts_of(c["shape"]) is not None
+        experts = sorted({experts_of(c["shape"]) for c in cases if selects(c)})
+        rows.append({"title": f"T={t}, experts {experts[0]}..{experts[-1]}", "selects": selects,
+                     "x": lambda c: experts_of(c["shape"]), "xlabel": f"experts (log2), T={t}"})
+    return common, rows
+
+
 def plot(runs, labels, series, out):
-    shapes = list(dict.fromkeys(c["shape"] for r in runs for c in r["cases"]))
-    common, row_names = split_shapes(shapes)
-    fig, axes = plt.subplots(len(shapes), 2, figsize=(12, 1.2 + 2.9 * len(shapes)),
-                             squeeze=False)
+    common, rows = plan_rows(runs)
+    fig, axes = plt.subplots(len(rows), 2, figsize=(12, 1.2 + 2.9 * len(rows)), squeeze=False)
     # Default cycle minus C3 (red): red is reserved for the incorrect marker.
     colours = [f"C{i}" for i in (0, 1, 2, 4, 5, 6, 7, 8, 9)]
     any_bad, handles = False, {}  # handles: series index -> its first line
-    for row, shape in enumerate(shapes):
-        ax_ms, ax_pct = axes[row]
-        tokens_seen = set()
+    for index, row in enumerate(rows):
+        ax_ms, ax_pct = axes[index]
+        tokens_seen = set()  # the x values of this row (tokens, or experts)
         for i, s in enumerate(series):
-            pts = sorted((c for c in s["cases"] if c["shape"] == shape), key=lambda c: c["tokens"])
+            pts = sorted((c for c in s["cases"] if row["selects"](c)), key=row["x"])
             if not pts:
                 continue
             colour = colours[i % len(colours)]
-            xs = [c["tokens"] for c in pts]
+            xs = [row["x"](c) for c in pts]
             tokens_seen.update(xs)
             # The legend takes each series' first line: not every series has
             # every shape (a "tuning" config may only cover the experts sweep).
             (line,) = ax_ms.plot(xs, [c["ms"] for c in pts], "o-", color=colour, ms=4,
                                  label=s["label"])
             handles.setdefault(i, line)
-            pct = [(c["tokens"], c["pct_of_floor"]) for c in pts
+            pct = [(row["x"](c), c["pct_of_floor"]) for c in pts
                    if c.get("pct_of_floor") is not None]
             if pct:
                 ax_pct.plot(*zip(*pct), "o-", color=colour, ms=4)
@@ -129,11 +166,11 @@ def plot(runs, labels, series, out):
             bad = [c for c in pts if c.get("correct") is False]
             any_bad = any_bad or bool(bad)
             for ax, key in ((ax_ms, "ms"), (ax_pct, "pct_of_floor")):
-                xy = [(c["tokens"], c[key]) for c in bad if c.get(key) is not None]
+                xy = [(row["x"](c), c[key]) for c in bad if c.get(key) is not None]
                 if xy:
                     ax.plot(*zip(*xy), "x", color="red", ms=10, mew=2)
         top = max([100.0] + [c.get("pct_of_floor") or 0 for s in series for c in s["cases"]
-                             if c["shape"] == shape])
+                             if row["selects"](c)])
         ax_pct.set_ylim(0, top * 1.02)
         ax_ms.set_yscale("log")
         # Minor ticks get labels only when the range is too narrow for decades.
@@ -146,8 +183,9 @@ def plot(runs, labels, series, out):
             ax_ms.set_ylim(mid / 1.25, mid * 1.25)
         ax_ms.set_ylabel("ms (log)")
         ax_pct.set_ylabel("% of hardware floor")
-        ax_ms.set_title(f"{row_names[row]}: ms vs tokens", fontsize=10)
-        ax_pct.set_title(f"{row_names[row]}: % of hardware floor vs tokens", fontsize=10)
+        against = row["xlabel"].split(" ")[0]
+        ax_ms.set_title(f"{row['title']}: ms vs {against}", fontsize=10)
+        ax_pct.set_title(f"{row['title']}: % of hardware floor vs {against}", fontsize=10)
         for ax in (ax_ms, ax_pct):
             ax.set_xscale("log", base=2)
             # Label the measured token counts themselves, not powers of two
@@ -158,9 +196,9 @@ def plot(runs, labels, series, out):
             if len(ticks) == 1:  # a single point: give it some room either side
                 ax.set_xlim(ticks[0] / 2, ticks[0] * 2)
             ax.grid(True, which="major", alpha=0.3)
-        if row == len(shapes) - 1:
-            ax_ms.set_xlabel("tokens (log2)")
-            ax_pct.set_xlabel("tokens (log2)")
+        if index == len(rows) - 1 or row["xlabel"] != rows[-1]["xlabel"]:
+            ax_ms.set_xlabel(row["xlabel"])
+            ax_pct.set_xlabel(row["xlabel"])
     legend = [handles[i] for i in sorted(handles)]
     if any_bad:
         legend += axes[0][0].plot([], [], "x", color="red", ms=10, mew=2,
