@@ -5,6 +5,7 @@ Transformers registration; with a GPU the same tests run moejit's kernels,
 and the tests marked GPU (CUDA graphs, generate(), bitwise equalities)
 run too."""
 
+import ast
 import logging
 import os
 import sys
@@ -135,6 +136,34 @@ class Op(unittest.TestCase):
         expected = loop_reference(x, gate_up, down, sentinel, weights)
         self.assertLess(rel_error(mt.fused_experts(x, gate_up, down, sentinel, weights),
                                   expected), 1e-5)
+
+
+class WheelNvrtc(unittest.TestCase):
+    def test_the_cuda_wheels_nvrtc_is_the_one_moejit_compiles_with(self):
+        """In a process without torch (torch itself loads the wheel's NVRTC
+        at import, which moejit would find anyway), moejit's first compile
+        uses the NVRTC of the CUDA wheels, not /usr/local/cuda's."""
+        import glob
+        import subprocess
+        from moejit import _build_info
+        name = f"libnvrtc.so.{_build_info.NVRTC_MAJOR}"
+        wheel = {os.path.realpath(p) for folder in sys.path
+                 for p in glob.glob(os.path.join(folder or ".", "nvidia", "*", "lib", name))}
+        if not wheel or os.environ.get("MOEJIT_NVRTC_LIBRARY"):
+            self.skipTest("no CUDA wheel NVRTC in this environment, or MOEJIT_NVRTC_LIBRARY set")
+        code = f"""
+import os, sys, tempfile, moejit
+with tempfile.TemporaryDirectory() as root:
+    moejit.warm([moejit.Shape(k=2, hidden=64, intermediate=32, experts=4)], "sm_80",
+                cache_dir=root)
+assert "torch" not in sys.modules
+with open("/proc/self/maps") as maps:
+    print(sorted({{os.path.realpath(l.split()[-1]) for l in maps if "{name}" in l}}))
+"""
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout
+        loaded = set(ast.literal_eval(out))  # a printed list of paths
+        self.assertTrue(loaded & wheel, f"moejit loaded {loaded}, not one of {wheel}")
 
 
 @needs_gpu
