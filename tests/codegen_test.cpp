@@ -80,6 +80,28 @@ TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
   llvm::consumeError(bad.takeError());
 }
 
+TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
+  const TileConfig t = wsTile(128, 4);
+  EXPECT_TRUE(t.wgmma); // every wgmma rule (sm_90a only) applies
+  const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
+  EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s4_ws");
+  EXPECT_EQ(spec.threads(), 384);
+  // 4 stages of (128 A rows + 256 B rows) x 128 bytes, alignment slack and
+  // two mbarriers per stage.
+  EXPECT_EQ(spec.dynamicSharedBytes(), 1024 + 4 * 384 * 128 + 4 * 16);
+  const std::string src = generateSource(spec);
+  EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4>, true>"), std::string::npos);
+  EXPECT_NE(src.find("__launch_bounds__(384, 1)"), std::string::npos);
+  EXPECT_NE(src.find("const __grid_constant__ TensorMap weights"), std::string::npos);
+  auto parsed = parseTileConfig("bm128_bn128_s4_ws");
+  ASSERT_TRUE(static_cast<bool>(parsed));
+  EXPECT_EQ(*parsed, t);
+  EXPECT_EQ(parsed->suffix(), "bm128_bn128_s4_ws");
+  // Every other kind waits for the kernel before it (chained launches).
+  const std::string route = generateSource({KernelKind::RouteCount, kSeed, {}});
+  EXPECT_NE(route.find("griddep_wait();"), std::string::npos);
+}
+
 TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   auto message = [](TileConfig c, GemmKind k) {
     llvm::Error e = checkMmaConfig(c, k);
@@ -101,6 +123,16 @@ TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
             std::string::npos);
   EXPECT_EQ(message({256, 192, 3, 0, 0, true}, GemmKind::Gemm2), "");
   EXPECT_EQ(message({192, 192, 4, 0, 0, true, 1}, GemmKind::Gemm2), "");
+  EXPECT_EQ(message(wsTile(128, 4), GemmKind::Gemm1), "");
+  EXPECT_EQ(message(wsTile(256, 4), GemmKind::Gemm2), "");
+  EXPECT_NE(message(wsTile(256, 4), GemmKind::Gemm1).find("B rows"), std::string::npos);
+  EXPECT_NE(message(wsTile(128, 5), GemmKind::Gemm1).find("shared memory"), std::string::npos);
+  TileConfig tall = wsTile(64, 4);
+  tall.bm = 192;
+  EXPECT_NE(message(tall, GemmKind::Gemm2).find("bm 128"), std::string::npos);
+  auto tall_parsed = parseTileConfig("bm192_bn64_s4_ws");
+  ASSERT_TRUE(static_cast<bool>(tall_parsed));
+  EXPECT_NE(message(*tall_parsed, GemmKind::Gemm2).find("bm 128"), std::string::npos);
 }
 
 TEST(Codegen, TemplatesAreEmbeddedWithoutToolkitHeaders) {

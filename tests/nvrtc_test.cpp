@@ -52,6 +52,23 @@ TEST_P(CompileEveryKernel, SeedShape) {
   }
 }
 
+/// The warp-specialised GEMMs compile for sm_90a with no local memory and
+/// no ptxas warning (a serialised wgmma would say so in the log).
+TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (auto [kind, bn] : {std::pair{codegen::KernelKind::Gemm1, 128},
+                            std::pair{codegen::KernelKind::Gemm2, 256},
+                            std::pair{codegen::KernelKind::Gemm1, 32}}) {
+      const codegen::KernelSpec spec{kind, MoeShape{8, 2056, 776, 128, dtype},
+                                     codegen::wsTile(bn, 4)};
+      auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+      ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+      EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
+      EXPECT_NE(compiled->log.find(" 0 bytes stack frame"), std::string::npos) << compiled->log;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CompileEveryKernel,
                          ::testing::Values(std::make_tuple("sm_80", DType::BF16),
                                            std::make_tuple("sm_90a", DType::BF16),

@@ -61,6 +61,11 @@ const char *dtypeConstant(DType d) {
   return "";
 }
 
+/// Every kernel is launched with programmatic dependent launch: it waits
+/// for the kernel before it in the stream before touching memory, then lets
+/// the next one start its prologue.
+constexpr const char *kChainedPrologue = "griddep_wait(); griddep_launch_dependents();";
+
 bool isGemm(KernelKind kind) { return kind == KernelKind::Gemm1 || kind == KernelKind::Gemm2; }
 
 } // namespace
@@ -98,7 +103,11 @@ std::string generateSource(const KernelSpec &spec) {
   std::string body;
   if (isGemm(spec.kind)) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
-    if (spec.usesMma() && spec.tile.wgmma) {
+    if (spec.usesMma() && spec.tile.ws) {
+      const TileConfig &t = spec.tile;
+      out += "#include \"kernels/moe_gemm_ws.cuh\"\n";
+      body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}>, {}>;\n", t.bn, t.stages, gemm1);
+    } else if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_wgmma.cuh\"\n";
       body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n", t.bm,
@@ -117,9 +126,17 @@ std::string generateSource(const KernelSpec &spec) {
     body += fmt::format("static_assert(Kernel::THREADS == {} && Kernel::SMEM_BYTES == {},\n"
                         "              \"host and device disagree on the launch shape\");\n",
                         spec.threads(), spec.dynamicSharedBytes());
-    body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
-                        "{}(const LaunchParams p) {{ Kernel::run(p); }}\n",
-                        spec.threads(), spec.name());
+    if (spec.tile.ws && spec.usesMma())
+      // Persistent, one CTA per SM, with the weights' tensor map; the
+      // kernel chains its own launch (griddep) after its prologue.
+      body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1) "
+                          "{}(const LaunchParams p, const __grid_constant__ TensorMap weights) "
+                          "{{ Kernel::run(p, &weights); }}\n",
+                          spec.threads(), spec.name());
+    else
+      body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
+                          "{}(const LaunchParams p) {{ {} Kernel::run(p); }}\n",
+                          spec.threads(), spec.name(), kChainedPrologue);
   } else {
     const KindInfo k = info(spec.kind);
     out += fmt::format("#include \"{}\"\n", k.header);
@@ -129,8 +146,8 @@ std::string generateSource(const KernelSpec &spec) {
                        "shape\");\n",
                        k.threads_name, spec.threads());
     body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
-                        "{}(const LaunchParams p) {{ {}(p); }}\n",
-                        spec.threads(), spec.name(), k.function);
+                        "{}(const LaunchParams p) {{ {} {}(p); }}\n",
+                        spec.threads(), spec.name(), kChainedPrologue, k.function);
   }
   out += "using namespace moejit_dev;\n";
   out += fmt::format("using S = Shape<{}, {}, {}, {}, {}>;\n", s.k, s.hidden, s.intermediate,

@@ -15,7 +15,15 @@ constexpr int kWgmmaOverheadRegisters = 26;
 int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
 } // namespace
 
+TileConfig wsTile(int bn, int stages) {
+  TileConfig c{128, bn, stages, 0, 0, true, 0};
+  c.ws = true;
+  return c;
+}
+
 std::string TileConfig::suffix() const {
+  if (ws)
+    return fmt::format("bm{}_bn{}_s{}_ws", bm, bn, stages);
   if (wgmma)
     return fmt::format("bm{}_bn{}_s{}_wgmma{}", bm, bn, stages,
                        inflight ? fmt::format("_f{}", inflight) : "");
@@ -26,6 +34,13 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   TileConfig c;
   char tail = 0;
   int used = 0;
+  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_ws%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
+      used == static_cast<int>(text.size())) {
+    const int bm = c.bm;
+    c = wsTile(c.bn, c.stages);
+    c.bm = bm; // checkMmaConfig says why anything but 128 is refused
+    return c;
+  }
   const bool f1 = text.size() > 3 && text.compare(text.size() - 3, 3, "_f1") == 0;
   const std::string core = f1 ? text.substr(0, text.size() - 3) : text;
   if (std::sscanf(core.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
@@ -43,11 +58,15 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
 }
 
 int mmaThreads(const TileConfig &c) {
+  if (c.ws)
+    return 384;
   return c.wgmma ? 128 * (c.bm / 64) : 32 * c.warps_m * c.warps_n;
 }
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   const int rows = c.bm + bRows(c, kind);
+  if (c.ws) // aligned stages, then a full and an empty mbarrier per stage
+    return 1024 + c.stages * rows * kBk * 2 + c.stages * 16;
   // wgmma needs 1024-byte aligned stages: room to align the base.
   return (c.wgmma ? 1024 : 0) + c.stages * rows * kBk * 2 + rows * 8;
 }
@@ -62,6 +81,17 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
     return fail("every field must be positive");
   if (c.stages < 2 || c.stages > 8)
     return fail("stages must be in 2..8");
+  if (c.ws) {
+    if (!c.wgmma || c.bm != 128)
+      return fail("warp-specialised tiles have bm 128 (two consumer warpgroups of 64 rows)");
+    if (b_rows != 64 && b_rows != 128 && b_rows != 192 && b_rows != 256)
+      return fail("wgmma needs 64, 128, 192 or 256 B rows (GEMM1: 2*bn)");
+    if (c.bn % 8 != 0)
+      return fail("warp-specialised tiles need bn a multiple of 8 (1024-byte swizzle atoms)");
+    if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
+      return fail("needs more shared memory than a block can have");
+    return llvm::Error::success();
+  }
   if (c.wgmma) {
     if (c.bm % 64 != 0 || c.bm > 256)
       return fail("wgmma needs bm of 64, 128, 192 or 256 (a warpgroup per 64 rows)");

@@ -22,10 +22,15 @@ struct TileConfig {
   bool wgmma = false;
   /// wgmma only: groups left in flight across k-tiles (0 or 1).
   int inflight = 0;
+  /// Hopper persistent warp-specialised kernel (templates/kernels/
+  /// moe_gemm_ws.cuh): wgmma is then true, bm is 128 (two consumer
+  /// warpgroups of 64 rows), weights come by TMA; inflight is unused.
+  bool ws = false;
 
   bool operator==(const TileConfig &) const = default;
-  /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma" or (one group in flight)
-  /// "bm128_bn64_s4_wgmma_f1": the part of a kernel name that spells it.
+  /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma", (one group in flight)
+  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws":
+  /// the part of a kernel name that spells it.
   std::string suffix() const;
 };
 
@@ -34,6 +39,9 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text);
 
 /// Which of the two grouped GEMMs a config is for.
 enum class GemmKind { Gemm1, Gemm2 };
+
+/// A warp-specialised config (TileConfig::ws) of bn columns and `stages`.
+TileConfig wsTile(int bn, int stages);
 
 /// Threads per block of a tensor-core GEMM with this config.
 int mmaThreads(const TileConfig &c);

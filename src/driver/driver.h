@@ -22,7 +22,9 @@ namespace moejit::driver {
                           X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiate)      \
                               X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)             \
                                   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)              \
-                                      X(cuEventElapsedTime) X(cuDriverGetVersion)
+                                      X(cuEventElapsedTime) X(cuDriverGetVersion)  \
+                                          X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled)   \
+                                              X(cuCtxGetDevice)
 
 struct Api {
 #define MOEJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;

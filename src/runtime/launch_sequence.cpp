@@ -1,5 +1,7 @@
 #include "runtime/launch_sequence.h"
 
+#include "runtime/tensor_maps.h"
+
 #include <algorithm>
 
 namespace moejit::runtime {
@@ -63,6 +65,13 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   int registers = 0, static_shared = 0;
   MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
   MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function));
+  if (spec.usesMma() && spec.tile.ws) {
+    // One block per SM (its shared memory allows no second).
+    CUdevice device = 0;
+    MOEJIT_CU(cuCtxGetDevice(&device));
+    MOEJIT_CU(cuDeviceGetAttribute(&k.resident_blocks, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                   device));
+  }
   const store::EntryMeta &m = built.entry.meta;
   k.info = {spec.name(),
             registers,
@@ -74,10 +83,22 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
 }
 
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
-                   const LaunchParams &params, CUstream stream) {
-  void *args[] = {const_cast<LaunchParams *>(&params)};
-  MOEJIT_CU(cuLaunchKernel(k.function, grid_x, grid_y, 1, k.threads, 1, 1, k.dynamic_shared, stream,
-                           args, nullptr));
+                   const LaunchParams &params, CUstream stream, const CUtensorMap *weights) {
+  void *args[] = {const_cast<LaunchParams *>(&params), const_cast<CUtensorMap *>(weights)};
+  CUlaunchAttribute chained;
+  chained.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  chained.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config{};
+  config.gridDimX = grid_x;
+  config.gridDimY = grid_y;
+  config.gridDimZ = 1;
+  config.blockDimX = static_cast<unsigned>(k.threads);
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = static_cast<unsigned>(k.dynamic_shared);
+  config.hStream = stream;
+  config.attrs = &chained;
+  config.numAttrs = 1;
+  MOEJIT_CU(cuLaunchKernelEx(&config, k.function, args, nullptr));
   return llvm::Error::success();
 }
 
@@ -156,8 +177,22 @@ llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKern
   // Each routing tile of tile_m rows splits into tile_m / bm blocks.
   const int split = geo.tile_m / gemmRows(shape, tile);
   const int columns = kind == KernelKind::Gemm1 ? shape.intermediate : shape.hidden;
-  return launch(gemm, ceilDiv(columns, gemmCols(shape, tile)),
-                static_cast<unsigned>(geo.max_tiles * split), p, stream);
+  const unsigned col_tiles = ceilDiv(columns, gemmCols(shape, tile));
+  const auto row_tiles = static_cast<unsigned>(geo.max_tiles * split);
+  if (gemm.resident_blocks > 0) {
+    // Persistent: at most one block per SM walks the tile list.
+    auto map = weightTensorMap(shape,
+                               kind == KernelKind::Gemm1 ? codegen::GemmKind::Gemm1
+                                                         : codegen::GemmKind::Gemm2,
+                               tile, kind == KernelKind::Gemm1 ? p.gate_up : p.down);
+    if (!map)
+      return map.takeError();
+    const uint64_t tiles = uint64_t{col_tiles} * row_tiles;
+    const auto grid = static_cast<unsigned>(
+        std::min<uint64_t>(tiles, static_cast<uint64_t>(gemm.resident_blocks)));
+    return launch(gemm, grid, 1, p, stream, &*map);
+  }
+  return launch(gemm, col_tiles, row_tiles, p, stream);
 }
 
 llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,

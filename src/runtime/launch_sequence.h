@@ -35,6 +35,9 @@ struct LoadedKernel {
   CUfunction function = nullptr;
   int threads = 0;
   int dynamic_shared = 0;
+  /// Persistent kernels (warp-specialised GEMMs): blocks that fit the
+  /// device at once, the most a launch asks for; 0 for the others.
+  int resident_blocks = 0;
   KernelInfo info;
 };
 
@@ -60,9 +63,13 @@ private:
   std::vector<CUmodule> modules_;
 };
 
-/// One launch of `k` with the parameter block.
+/// One launch of `k` with the parameter block (and, for the warp-specialised
+/// GEMMs, the weights' tensor map), chained to the kernel before it in the
+/// stream by programmatic dependent launch: every kernel waits for that one
+/// (griddep_wait) before it touches memory, so only its prologue overlaps.
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
-                   const LaunchParams &params, CUstream stream);
+                   const LaunchParams &params, CUstream stream,
+                   const CUtensorMap *weights = nullptr);
 
 /// Rows per routing tile of a plan: the larger bm of the two GEMMs (the
 /// smaller one divides it; each GEMM splits list tiles into its own blocks).

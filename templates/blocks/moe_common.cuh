@@ -4,6 +4,7 @@
 
 #include "moe_launch_abi.cuh"
 #include "ptx/convert.cuh"
+#include "ptx/griddep.cuh"
 
 namespace moejit_dev {
 

@@ -23,16 +23,15 @@ struct RowTile {
   bool valid;
 };
 
-/// Routing lists tiles of p.tile_m rows; a GEMM with BM-row blocks (BM
-/// divides tile_m) takes tile_m / BM consecutive blockIdx.y per list entry,
-/// so the two GEMMs can use different row tiles with one list.
-template <int BM> __device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
+/// Routing lists tiles of p.tile_m rows; a GEMM with BM-row tiles (BM
+/// divides tile_m) takes tile_m / BM consecutive row tiles per list entry,
+/// so the two GEMMs can use different row tiles with one list. Row tile
+/// `index` of that split list (index < num_tiles * tile_m / BM: the caller
+/// checks; a tile past the expert's rows comes back not valid).
+template <int BM> __device__ __forceinline__ RowTile row_tile_at(const LaunchParams &p, int index) {
   RowTile t;
   const int split = p.tile_m / BM;
-  const int idx = blockIdx.y / split, sub = blockIdx.y % split;
-  t.valid = idx < *p.num_tiles;
-  if (!t.valid)
-    return t;
+  const int idx = index / split, sub = index % split;
   t.expert = p.tiles[2 * idx];
   const int list_begin = p.tiles[2 * idx + 1];
   const int list_end = min(list_begin + p.tile_m, p.expert_offsets[t.expert + 1]);
@@ -40,6 +39,22 @@ template <int BM> __device__ __forceinline__ RowTile load_row_tile(const LaunchP
   t.row_end = min(t.row_begin + BM, list_end);
   t.valid = t.row_begin < t.row_end;
   return t;
+}
+
+/// Row tiles of BM rows in this call's list.
+template <int BM> __device__ __forceinline__ int row_tile_count(const LaunchParams &p) {
+  return *p.num_tiles * (p.tile_m / BM);
+}
+
+/// The row tile of a one-tile-per-block GEMM (blockIdx.y); blocks past the
+/// list (the grid is sized for the worst routing) get a tile not valid.
+template <int BM> __device__ __forceinline__ RowTile load_row_tile(const LaunchParams &p) {
+  if (static_cast<int>(blockIdx.y) >= row_tile_count<BM>(p)) {
+    RowTile t;
+    t.valid = false;
+    return t;
+  }
+  return row_tile_at<BM>(p, blockIdx.y);
 }
 
 /// Source of A row r of the tile (nullptr past the expert's rows).

@@ -6,6 +6,7 @@
 
 #include "blocks/moe_gemm_common.cuh"
 #include "blocks/moe_swizzled_tiles.cuh"
+#include "blocks/wgmma_epilogue.cuh"
 #include "ptx/wgmma.cuh"
 
 namespace moejit_dev {
@@ -78,39 +79,7 @@ template <class S, class Tl, bool Gemm1> struct WgmmaGemm {
     }
     wgmma_wait<0>();
     cp_async_wait<0>();
-    epilogue(p, tile, n0, wg, acc);
-  }
-
-  /// acc[i] is row 64*wg + 16*warp + lane/4 + 8*((i>>1)&1) and B-row column
-  /// 8*(i>>2) + 2*(lane%4) + i%2; GEMM1's up column c+N/2 sits at i + N/4.
-  static __device__ void epilogue(const LaunchParams &p, const RowTile &tile, int n0, int wg,
-                                  float (&acc)[N / 2]) {
-    const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
-    // Each thread touches two rows: r0 and r0 + 8.
-    const int r0 = tile.row_begin + wg * 64 + warp * 16 + (lane >> 2);
-    int assignment[2] = {0, 0};
-    float weight[2] = {0.f, 0.f};
-    if constexpr (!Gemm1) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-        if (r0 + 8 * h < tile.row_end) {
-          assignment[h] = p.sorted_ids[r0 + 8 * h];
-          weight[h] = weight_of<S>(p, assignment[h]);
-        }
-    }
-    constexpr int SLOTS = Gemm1 ? N / 4 : N / 2; // accumulators holding outputs
-#pragma unroll
-    for (int i = 0; i < SLOTS; i += 2) {
-      const int h = (i >> 1) & 1;
-      const int row = r0 + 8 * h;
-      const int col = n0 + 8 * (i >> 2) + 2 * (lane & 3);
-      if (row >= tile.row_end || col >= D::N)
-        continue;
-      if constexpr (Gemm1)
-        store_h<S>(p, row, col, acc[i], acc[i + 1], acc[i + N / 4], acc[i + 1 + N / 4]);
-      else
-        store_partial<S>(p, assignment[h], weight[h], col, acc[i], acc[i + 1]);
-    }
+    store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc);
   }
 };
 

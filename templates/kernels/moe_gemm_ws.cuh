@@ -1,0 +1,191 @@
+// Grouped GEMMs on Hopper (sm_90a), persistent and warp-specialised: one
+// CTA per SM walks the call's (row tile, column tile) list. Warpgroup 0
+// produces: weight tiles by TMA (the expert is a tensor-map coordinate),
+// rows of A gathered with cp.async (x rows by token for GEMM1, h rows for
+// GEMM2), zero-filled past the tile's rows and past K. Warpgroups 1 and 2
+// consume: each multiplies 64 rows of the 128-row tile with wgmma from the
+// swizzled stages and stores its rows itself, while the producer already
+// fills the stages of the next tile. Stages hand over through mbarriers
+// (full: producer -> consumers, empty: consumers -> producer); there is no
+// block-wide barrier after the prologue.
+#pragma once
+
+#include "blocks/moe_gemm_common.cuh"
+#include "blocks/wgmma_epilogue.cuh"
+#include "ptx/cp_async.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/griddep.cuh"
+#include "ptx/warpgroup.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace moejit_dev {
+
+template <int BN_, int STAGES_> struct WsTile {
+  static constexpr int BM = 128, BN = BN_, STAGES = STAGES_;
+  static constexpr int THREADS = 384; // producer + two consumer warpgroups
+};
+
+template <class S, class Tl, bool Gemm1> struct WsGemm {
+  using T = typename S::T;
+  using D = GemmDims<S, Gemm1>;
+  static constexpr int BM = Tl::BM, BN = Tl::BN, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
+  static constexpr int BK = 64;                         // one 128-byte row per k-tile
+  static constexpr int N = Gemm1 ? 2 * BN : BN;         // B rows = wgmma N
+  static constexpr int KT = (D::K + BK - 1) / BK;       // k-tiles per tile
+  static constexpr int COL_TILES = (D::N + BN - 1) / BN; // column tiles per row tile
+  static constexpr int A_STAGE = BM * BK, B_STAGE = N * BK; // elements
+  static constexpr int B_STAGE_BYTES = B_STAGE * 2;
+  // 1024 bytes of slack to align the stages for the 128-byte swizzle, the
+  // stages, then a full and an empty barrier per stage.
+  static constexpr int SMEM_BYTES = 1024 + STAGES * (A_STAGE + B_STAGE) * 2 + STAGES * 16;
+  // Registers: the producer keeps 8 row pointers; each consumer thread N/2
+  // accumulators. 56*128 + 224*256 fits the 64K of an SM.
+  static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
+  static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
+  static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
+  static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
+  static_assert(BN % 8 == 0, "a B half must start on a 1024-byte swizzle atom");
+  static_assert(STAGES >= 2, "at least two stages");
+
+  struct Smem {
+    T *a, *b;
+    unsigned long long *full, *empty;
+  };
+
+  static __device__ __forceinline__ int swz(int r, int ch) {
+    return r * BK + ((ch ^ (r & 7)) << 3);
+  }
+
+  static __device__ void run(const LaunchParams &p, const TensorMap *weights) {
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char *base = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    Smem sm;
+    sm.a = reinterpret_cast<T *>(base);
+    sm.b = sm.a + STAGES * A_STAGE;
+    sm.full = reinterpret_cast<unsigned long long *>(sm.b + STAGES * B_STAGE);
+    sm.empty = sm.full + STAGES;
+    // Prologue, overlapping the previous kernel's tail (programmatic
+    // dependent launch): nothing here reads what an earlier kernel wrote.
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        mbar_init(&sm.full[s], 128 + 1); // every producer thread's cp.async + the TMA arrival
+        mbar_init(&sm.empty[s], 2);      // one arrival per consumer warpgroup
+      }
+      fence_mbarrier_init();
+      prefetch_tensor_map(weights);
+    }
+    __syncthreads();
+    griddep_wait();
+    griddep_launch_dependents();
+    const int tiles = row_tile_count<BM>(p) * COL_TILES;
+    if (threadIdx.x < 128) {
+      setmaxnreg_dec<PRODUCER_REGS>();
+      produce(p, weights, sm, tiles);
+    } else {
+      setmaxnreg_inc<CONSUMER_REGS>();
+      consume(p, sm, tiles);
+    }
+  }
+
+  /// Tile `t` of the walk: row tiles in list order (expert-major), the
+  /// column tiles of one row tile next to each other, so that CTAs running
+  /// side by side share the expert's weights and the tile's A rows in L2.
+  static __device__ __forceinline__ RowTile tile_at(const LaunchParams &p, int t, int &n0) {
+    n0 = (t % COL_TILES) * BN;
+    return row_tile_at<BM>(p, t / COL_TILES);
+  }
+
+  static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
+                                 int tiles) {
+    const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
+    int stage = 0;
+    unsigned phase = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int n0;
+      const RowTile tile = tile_at(p, t, n0);
+      if (!tile.valid)
+        continue;
+      const T *src[ROWS_PER_PRODUCER_THREAD];
+#pragma unroll
+      for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
+        src[i] = a_row_source<S, Gemm1>(p, tile, r0 + 16 * i);
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.empty[stage], phase ^ 1);
+        const int k0 = kt * BK;
+        if (tid == 0) {
+          mbar_arrive_expect_tx(&sm.full[stage], B_STAGE_BYTES);
+          T *b = sm.b + stage * B_STAGE;
+          if constexpr (Gemm1) {
+            // [H, I, 2, E]: gate rows, then the up rows of the same columns.
+            tma_load_4d(b, weights, &sm.full[stage], k0, n0, 0, tile.expert);
+            tma_load_4d(b + BN * BK, weights, &sm.full[stage], k0, n0, 1, tile.expert);
+          } else {
+            tma_load_3d(b, weights, &sm.full[stage], k0, n0, tile.expert); // [I, H, E]
+          }
+        }
+        T *a = sm.a + stage * A_STAGE;
+        const bool k_ok = k0 + ch * 8 < D::K;
+#pragma unroll
+        for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i) {
+          const bool ok = src[i] != nullptr && k_ok;
+          cp_async_16(a + swz(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
+        }
+        cp_async_mbar_arrive(&sm.full[stage]);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+    cp_async_wait<0>();
+  }
+
+  static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
+    const int wg = threadIdx.x / 128 - 1; // 64-row half of the tile
+    const bool signals = threadIdx.x % 128 == 0;
+    int stage = 0;
+    unsigned phase = 0;
+    float acc[N / 2];
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int n0;
+      const RowTile tile = tile_at(p, t, n0);
+      if (!tile.valid)
+        continue;
+#pragma unroll
+      for (int i = 0; i < N / 2; ++i)
+        acc[i] = 0.f;
+      int previous = -1;
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.full[stage], phase);
+        // The A rows came by cp.async (generic proxy); wgmma reads through
+        // the async proxy.
+        fence_proxy_async_shared();
+        const T *tA = sm.a + stage * A_STAGE + wg * 64 * BK;
+        const T *tB = sm.b + stage * B_STAGE;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
+          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16),
+                                        1);
+        wgmma_commit();
+        // One group stays in flight; the one before it is done with its
+        // stage, which goes back to the producer.
+        wgmma_wait<1>();
+        if (previous >= 0 && signals)
+          mbar_arrive(&sm.empty[previous]);
+        previous = stage;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      if (signals)
+        mbar_arrive(&sm.empty[previous]);
+      store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc);
+    }
+  }
+};
+
+} // namespace moejit_dev

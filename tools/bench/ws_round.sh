@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Issue 10, steps 1-2 on the GPU machine, over build-gpu/ (tools/bench/
+# bundle.sh BASE): the GPU suite on the chained (PDL) launch path; each
+# warp-specialised config checked against the GPU reference at small and
+# large T (and under memcheck / racecheck / synccheck on small cases); the
+# configs timed interleaved with today's plan; an ABBA A/B of the whole
+# call against build-gpu/moejit-base. Logs in $OUT/logs.tar.gz, summary last.
+#   bash tools/bench/ws_round.sh "G1:G2 ..."   (configs to time)
+set -uo pipefail
+b=build-gpu
+out=${OUT:-out}
+logs=$(mktemp -d)
+mkdir -p "$out"
+summary=$logs/summary.txt
+configs=${1:?usage: ws_round.sh "G1:G2 ..."}
+ref=${REF_CONFIG:-bm192_bn96_s4_wgmma_f1:bm192_bn192_s4_wgmma_f1}
+cp $b/commit.txt "$logs/"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
+  > "$logs/smi.txt" 2>&1
+cache=$(mktemp -d)
+export MOEJIT_CACHE_DIR=$cache
+
+# 1. Correctness of each config alone (a failing compile or check is named).
+for c in $configs; do
+  # The seed shape, few experts, and K and N tails (H, I not multiples of 64
+  # or of the tile).
+  for shape in experts=128 experts=8 hidden=1000,intermediate=200,experts=16; do
+    log="$logs/check_${c//:/-}_${shape//[=,]/-}.log"
+    timeout 120 ./$b/moejit bench --tokens 1 --tokens 100 --tokens 8192 --shape $shape \
+      --config "$c" --runs 3 > "$log" 2>&1
+    echo "check $c $shape rc=$? $(awk '/^custom/ {printf "T%s:%s:%s:%s ", $2, $4, $9, $10}' "$log")" \
+      >> "$summary"
+  done
+done
+first=${configs%% *}
+for tool in memcheck synccheck; do
+  timeout 120 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit bench --tokens 37 \
+    --tokens 300 --config "$first" --runs 1 > "$logs/$tool.log" 2>&1
+  echo "$tool $first rc=$? $(grep -E 'ERROR SUMMARY' "$logs/$tool.log")" >> "$summary"
+done
+timeout 150 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
+  --shape hidden=256,intermediate=128,experts=4 --config "$first" --runs 1 \
+  > "$logs/racecheck.log" 2>&1
+echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
+
+# 2. The GPU suite on the chained launch path (the planner's kernels).
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
+  tr '\n' ' ')" >> "$summary"
+
+# 3. Timing, interleaved with today's plan.
+cfgargs="--config $ref"
+for c in $configs; do cfgargs="$cfgargs --config $c"; done
+timeout 200 ./$b/moejit bench --tokens 128 --tokens 2048 --tokens 8192 $cfgargs --runs 30 \
+  > "$logs/time_e128.log" 2>&1
+echo "time e128 rc=$?" >> "$summary"
+awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e128.log" >> "$summary"
+timeout 100 ./$b/moejit bench --tokens 8192 --shape experts=8 $cfgargs --runs 30 \
+  > "$logs/time_e8.log" 2>&1
+echo "time e8 rc=$?" >> "$summary"
+awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e8.log" >> "$summary"
+
+# 4. The chained launch path against the base build, planner's kernels.
+if [ -x $b/moejit-base ]; then
+  cache_base=$(mktemp -d)
+  for order in "moejit moejit-base" "moejit-base moejit"; do
+    for bin in $order; do
+      c=$cache
+      [ $bin = moejit-base ] && c=$cache_base
+      MOEJIT_CACHE_DIR=$c timeout 60 ./$b/$bin bench --tokens 1 --tokens 128 --tokens 8192 --runs 50 \
+        > "$logs/ab_$bin.log" 2>&1
+      awk -v tag="ab $bin" '/^custom/ {print tag, $2, $4, $9}' "$logs/ab_$bin.log" >> "$summary"
+    done
+  done
+fi
+tar czf "$out/logs.tar.gz" -C "$logs" .
+cat "$summary"
