@@ -52,11 +52,16 @@ TEST(Candidates, AllFollowTheTileRulesAndIncludeTheHeuristic) {
 
 TEST(Candidates, ExploreEveryKnobOnHopper) {
   const auto list = tune::gemmCandidates(kSeed, "sm_90a", GemmKind::Gemm2);
-  std::set<int> bms, bns, stages, inflight;
+  std::set<int> bms, bns, stages, inflight, ws_bns;
   bool mma = false;
   for (const TileConfig &c : list) {
     if (!c.wgmma) {
       mma = true;
+      continue;
+    }
+    if (c.ws) { // persistent warp-specialised: bm 128, stages by shared memory
+      EXPECT_EQ(c.bm, 128);
+      ws_bns.insert(c.bn);
       continue;
     }
     bms.insert(c.bm);
@@ -69,6 +74,7 @@ TEST(Candidates, ExploreEveryKnobOnHopper) {
   EXPECT_GE(bns.size(), 3u);
   EXPECT_EQ(stages, (std::set<int>{3, 4}));
   EXPECT_EQ(inflight, (std::set<int>{0, 1}));
+  EXPECT_EQ(ws_bns, (std::set<int>{64, 128, 192, 256}));
 }
 
 TEST(Candidates, NarrowOutputsDropWideTiles) {

@@ -27,10 +27,16 @@ namespace hopper { // sm_90a: wgmma
 
 // Chosen from measured variants on the H200 (tools/bench/NOTES.md, seed
 // shape): 64-row tiles near 32 rows per expert, 128-row tiles (2 blocks per
-// SM) up to a few hundred rows, then 192x192 tiles (three warpgroups, 4
-// stages, one wgmma group in flight): they beat 256x128 by padding an
-// expert's ~512 rows to 576 instead of 768.
-GemmPlan heuristic(double rows) {
+// SM) below ~100 rows, then the persistent warp-specialised kernels.
+/// The widest of `widths` (descending) less than 64 columns past `columns`.
+int narrowest(std::initializer_list<int> widths, int columns) {
+  for (int w : widths)
+    if (w - columns < 64)
+      return w;
+  return *(widths.end() - 1);
+}
+
+GemmPlan heuristic(const MoeShape &shape, double rows) {
   auto wgmma = [](int bm, int bn1, int bn2, int stages, int inflight) {
     return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true, inflight},
                     TileConfig{bm, bn2, stages, 0, 0, true, inflight}};
@@ -39,9 +45,13 @@ GemmPlan heuristic(double rows) {
     return fewRows();
   if (rows <= 32)
     return wgmma(64, 64, 128, 4, 0);
-  if (rows < 384)
+  if (rows < 96)
     return wgmma(128, 64, 128, 3, 0);
-  return wgmma(192, 96, 192, 4, 1);
+  // Persistent warp-specialised 128x256 tiles (GEMM1: 128 columns of gate
+  // and up): faster than every earlier tile from ~128 rows per expert
+  // (NOTES.md, issue 10 step 2).
+  return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4),
+          codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 4)};
 }
 
 std::vector<TileConfig> grid(GemmKind kind) {
@@ -54,6 +64,14 @@ std::vector<TileConfig> grid(GemmKind kind) {
       for (int stages : {3, 4})
         for (int inflight : {0, 1})
           out.push_back(TileConfig{bm, bn, stages, 0, 0, true, inflight});
+  // Warp-specialised persistent tiles: as many stages as shared memory holds
+  // for each width, and one fewer.
+  for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2) {
+    const int b_rows = kind == GemmKind::Gemm1 ? 2 * bn : bn;
+    const int fit = (codegen::kMaxSharedBytes - 2048) / ((128 + b_rows) * 128);
+    for (int stages : {fit - 1, fit})
+      out.push_back(codegen::wsTile(bn, std::min(stages, 8)));
+  }
   // mma.sync only serves the few-rows buckets here (worth below).
   addMmaGrid(out, {16, 32});
   return out;
@@ -94,8 +112,8 @@ bool worth(const TileConfig &tile, double r) {
 
 } // namespace
 
-GemmPlan heuristicTiles(double rows_per_expert, const Arch &arch) {
-  return arch.hasWgmma() ? hopper::heuristic(rows_per_expert)
+GemmPlan heuristicTiles(const MoeShape &shape, double rows_per_expert, const Arch &arch) {
+  return arch.hasWgmma() ? hopper::heuristic(shape, rows_per_expert)
                          : mma_sync::heuristic(rows_per_expert);
 }
 

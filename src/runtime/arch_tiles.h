@@ -12,9 +12,9 @@
 
 namespace moejit::runtime {
 
-/// The heuristic's GEMM configs when each expert gets about
+/// The heuristic's GEMM configs for `shape` when each expert gets about
 /// `rows_per_expert` rows.
-GemmPlan heuristicTiles(double rows_per_expert, const Arch &arch);
+GemmPlan heuristicTiles(const MoeShape &shape, double rows_per_expert, const Arch &arch);
 
 /// The configs the tuner may try for one GEMM on `arch`, before the tile
 /// rules and the output width filter them (tune::gemmCandidates).

@@ -21,7 +21,7 @@ Plan heuristicPlan(const MoeShape &shape, const Arch &arch) {
   Plan plan;
   for (int b = 0; b < kBucketCount; ++b) {
     const double rows = static_cast<double>(bucketTokens(b)) * shape.k / shape.experts;
-    plan.buckets.push_back(heuristicTiles(rows, arch));
+    plan.buckets.push_back(heuristicTiles(shape, rows, arch));
   }
   return plan;
 }
