@@ -90,13 +90,22 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   // two mbarriers per stage.
   EXPECT_EQ(spec.dynamicSharedBytes(), 1024 + 4 * 384 * 128 + 4 * 16);
   const std::string src = generateSource(spec);
-  EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4>, true>"), std::string::npos);
+  EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4, false>, true>"), std::string::npos);
   EXPECT_NE(src.find("__launch_bounds__(384, 1)"), std::string::npos);
   EXPECT_NE(src.find("const __grid_constant__ TensorMap weights"), std::string::npos);
   auto parsed = parseTileConfig("bm128_bn128_s4_ws");
   ASSERT_TRUE(static_cast<bool>(parsed));
   EXPECT_EQ(*parsed, t);
   EXPECT_EQ(parsed->suffix(), "bm128_bn128_s4_ws");
+  // The staged epilogue: its own name, template flag and staging rows
+  // (2 warpgroups x 64 rows x (256 + 16) bytes for 128 h columns).
+  const KernelSpec staged{KernelKind::Gemm1, kSeed, wsTile(128, 3, true)};
+  EXPECT_EQ(staged.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s3_wss");
+  EXPECT_EQ(staged.dynamicSharedBytes(), 1024 + 3 * 384 * 128 + 2 * 64 * 272 + 3 * 16);
+  EXPECT_NE(generateSource(staged).find("WsTile<128, 3, true>"), std::string::npos);
+  auto staged_parsed = parseTileConfig("bm128_bn128_s3_wss");
+  ASSERT_TRUE(static_cast<bool>(staged_parsed));
+  EXPECT_EQ(*staged_parsed, staged.tile);
   // Every other kind waits for the kernel before it (chained launches).
   const std::string route = generateSource({KernelKind::RouteCount, kSeed, {}});
   EXPECT_NE(route.find("griddep_wait();"), std::string::npos);
@@ -127,6 +136,12 @@ TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   EXPECT_EQ(message(wsTile(256, 4), GemmKind::Gemm2), "");
   EXPECT_NE(message(wsTile(256, 4), GemmKind::Gemm1).find("B rows"), std::string::npos);
   EXPECT_NE(message(wsTile(128, 5), GemmKind::Gemm1).find("shared memory"), std::string::npos);
+  EXPECT_NE(message(wsTile(128, 4, true), GemmKind::Gemm1).find("shared memory"),
+            std::string::npos);
+  EXPECT_EQ(message(wsTile(128, 3, true), GemmKind::Gemm1), "");
+  TileConfig staged_plain{128, 64, 3, 0, 0, true, 0};
+  staged_plain.staged = true;
+  EXPECT_NE(message(staged_plain, GemmKind::Gemm1).find("staged"), std::string::npos);
   TileConfig tall = wsTile(64, 4);
   tall.bm = 192;
   EXPECT_NE(message(tall, GemmKind::Gemm2).find("bm 128"), std::string::npos);

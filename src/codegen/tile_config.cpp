@@ -15,15 +15,16 @@ constexpr int kWgmmaOverheadRegisters = 26;
 int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
 } // namespace
 
-TileConfig wsTile(int bn, int stages) {
+TileConfig wsTile(int bn, int stages, bool staged) {
   TileConfig c{128, bn, stages, 0, 0, true, 0};
   c.ws = true;
+  c.staged = staged;
   return c;
 }
 
 std::string TileConfig::suffix() const {
   if (ws)
-    return fmt::format("bm{}_bn{}_s{}_ws", bm, bn, stages);
+    return fmt::format("bm{}_bn{}_s{}_ws{}", bm, bn, stages, staged ? "s" : "");
   if (wgmma)
     return fmt::format("bm{}_bn{}_s{}_wgmma{}", bm, bn, stages,
                        inflight ? fmt::format("_f{}", inflight) : "");
@@ -34,10 +35,12 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   TileConfig c;
   char tail = 0;
   int used = 0;
-  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_ws%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
-      used == static_cast<int>(text.size())) {
+  const bool staged = text.size() > 4 && text.compare(text.size() - 4, 4, "_wss") == 0;
+  const std::string ws_core = staged ? text.substr(0, text.size() - 1) : text;
+  if (std::sscanf(ws_core.c_str(), "bm%d_bn%d_s%d_ws%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
+      used == static_cast<int>(ws_core.size())) {
     const int bm = c.bm;
-    c = wsTile(c.bn, c.stages);
+    c = wsTile(c.bn, c.stages, staged);
     c.bm = bm; // checkMmaConfig says why anything but 128 is refused
     return c;
   }
@@ -65,8 +68,13 @@ int mmaThreads(const TileConfig &c) {
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   const int rows = c.bm + bRows(c, kind);
-  if (c.ws) // aligned stages, then a full and an empty mbarrier per stage
-    return 1024 + c.stages * rows * kBk * 2 + c.stages * 16;
+  if (c.ws) {
+    // Aligned stages, the staging rows of both consumer warpgroups (64 rows
+    // of the output columns plus 16 bytes each), then two mbarriers per stage.
+    const int out_columns = c.bn; // GEMM1: h columns; GEMM2: y columns
+    const int staging = c.staged ? 2 * 64 * (out_columns + 8) * 2 : 0;
+    return 1024 + c.stages * rows * kBk * 2 + staging + c.stages * 16;
+  }
   // wgmma needs 1024-byte aligned stages: room to align the base.
   return (c.wgmma ? 1024 : 0) + c.stages * rows * kBk * 2 + rows * 8;
 }
@@ -81,6 +89,8 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
     return fail("every field must be positive");
   if (c.stages < 2 || c.stages > 8)
     return fail("stages must be in 2..8");
+  if (c.staged && !c.ws)
+    return fail("a staged epilogue needs a warp-specialised tile");
   if (c.ws) {
     if (!c.wgmma || c.bm != 128)
       return fail("warp-specialised tiles have bm 128 (two consumer warpgroups of 64 rows)");

@@ -26,10 +26,13 @@ struct TileConfig {
   /// moe_gemm_ws.cuh): wgmma is then true, bm is 128 (two consumer
   /// warpgroups of 64 rows), weights come by TMA; inflight is unused.
   bool ws = false;
+  /// ws only: the epilogue stages rows in shared memory and sends them by
+  /// bulk copies that overlap the next tile ("_wss" in names).
+  bool staged = false;
 
   bool operator==(const TileConfig &) const = default;
   /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma", (one group in flight)
-  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws":
+  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws" (staged epilogue: "_wss"):
   /// the part of a kernel name that spells it.
   std::string suffix() const;
 };
@@ -41,7 +44,7 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text);
 enum class GemmKind { Gemm1, Gemm2 };
 
 /// A warp-specialised config (TileConfig::ws) of bn columns and `stages`.
-TileConfig wsTile(int bn, int stages);
+TileConfig wsTile(int bn, int stages, bool staged = false);
 
 /// Threads per block of a tensor-core GEMM with this config.
 int mmaThreads(const TileConfig &c);

@@ -64,14 +64,21 @@ std::vector<TileConfig> grid(GemmKind kind) {
       for (int stages : {3, 4})
         for (int inflight : {0, 1})
           out.push_back(TileConfig{bm, bn, stages, 0, 0, true, inflight});
-  // Warp-specialised persistent tiles: as many stages as shared memory holds
-  // for each width, and one fewer.
-  for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2) {
-    const int b_rows = kind == GemmKind::Gemm1 ? 2 * bn : bn;
-    const int fit = (codegen::kMaxSharedBytes - 2048) / ((128 + b_rows) * 128);
-    for (int stages : {fit - 1, fit})
-      out.push_back(codegen::wsTile(bn, std::min(stages, 8)));
-  }
+  // Warp-specialised persistent tiles, with the epilogue straight from the
+  // registers or staged: as many stages as shared memory holds beside the
+  // staging rows, and one fewer.
+  for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2)
+    for (bool staged : {false, true}) {
+      const int fit = [&] {
+        int s = 2;
+        while (s < 8 && codegen::mmaSharedBytes(codegen::wsTile(bn, s + 1, staged), kind) <=
+                            codegen::kMaxSharedBytes)
+          ++s;
+        return s;
+      }();
+      for (int stages : {fit - 1, fit})
+        out.push_back(codegen::wsTile(bn, stages, staged));
+    }
   // mma.sync only serves the few-rows buckets here (worth below).
   addMmaGrid(out, {16, 32});
   return out;

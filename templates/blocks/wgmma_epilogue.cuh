@@ -1,11 +1,45 @@
-// The epilogue of the wgmma GEMMs: accumulators of one warpgroup's 64 rows
-// straight to global memory (GEMM1: silu(gate)*up into h; GEMM2: weighted
-// rows of partial).
+// The epilogues of the wgmma GEMMs for one warpgroup's 64 rows (GEMM1:
+// silu(gate)*up into h; GEMM2: weighted rows of partial): straight from the
+// accumulators to global memory, or (warp-specialised kernels) staged in
+// shared memory and sent by one bulk copy per row, which runs on while the
+// warpgroup starts its next tile.
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
+#include "ptx/bulk_copy.cuh"
+#include "ptx/wgmma.cuh"
 
 namespace moejit_dev {
+
+/// What GEMM2's epilogue needs of the two rows a thread holds (r0, r0 + 8):
+/// the assignment (row of partial) and routing weight. Loaded before the
+/// main loop so that the epilogue waits on no memory.
+struct RowMeta {
+  int assignment[2] = {0, 0};
+  float weight[2] = {0.f, 0.f};
+};
+
+/// First of the two tile rows (r0, r0 + 8) a thread of warpgroup `wg` holds.
+__device__ __forceinline__ int first_acc_row(const RowTile &tile, int wg) {
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
+  return tile.row_begin + wg * 64 + warp * 16 + (lane >> 2);
+}
+
+template <class S, bool Gemm1>
+__device__ __forceinline__ RowMeta load_row_meta(const LaunchParams &p, const RowTile &tile,
+                                                 int wg) {
+  RowMeta m;
+  if constexpr (!Gemm1) {
+    const int r0 = first_acc_row(tile, wg);
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      if (r0 + 8 * h < tile.row_end) {
+        m.assignment[h] = p.sorted_ids[r0 + 8 * h];
+        m.weight[h] = weight_of<S>(p, m.assignment[h]);
+      }
+  }
+  return m;
+}
 
 /// acc[i] of a warpgroup with wgmma N = `N` is row 64*wg + 16*warp + lane/4
 /// + 8*((i>>1)&1) of `tile` and B-row column 8*(i>>2) + 2*(lane%4) + i%2
@@ -13,21 +47,10 @@ namespace moejit_dev {
 /// value of column c sits at i + N/4.
 template <class S, bool Gemm1, int N>
 __device__ __forceinline__ void store_wgmma_tile(const LaunchParams &p, const RowTile &tile, int n0,
-                                                 int wg, float (&acc)[N / 2]) {
+                                                 int wg, float (&acc)[N / 2], const RowMeta &m) {
   using D = GemmDims<S, Gemm1>;
-  const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
-  // Each thread touches two rows: r0 and r0 + 8.
-  const int r0 = tile.row_begin + wg * 64 + warp * 16 + (lane >> 2);
-  int assignment[2] = {0, 0};
-  float weight[2] = {0.f, 0.f};
-  if constexpr (!Gemm1) {
-#pragma unroll
-    for (int h = 0; h < 2; ++h)
-      if (r0 + 8 * h < tile.row_end) {
-        assignment[h] = p.sorted_ids[r0 + 8 * h];
-        weight[h] = weight_of<S>(p, assignment[h]);
-      }
-  }
+  const int lane = threadIdx.x & 31;
+  const int r0 = first_acc_row(tile, wg);
   constexpr int SLOTS = Gemm1 ? N / 4 : N / 2; // accumulators holding outputs
 #pragma unroll
   for (int i = 0; i < SLOTS; i += 2) {
@@ -39,7 +62,58 @@ __device__ __forceinline__ void store_wgmma_tile(const LaunchParams &p, const Ro
     if constexpr (Gemm1)
       store_h<S>(p, row, col, acc[i], acc[i + 1], acc[i + N / 4], acc[i + 1 + N / 4]);
     else
-      store_partial<S>(p, assignment[h], weight[h], col, acc[i], acc[i + 1]);
+      store_partial<S>(p, m.assignment[h], m.weight[h], col, acc[i], acc[i + 1]);
+  }
+}
+
+template <class S, bool Gemm1, int N>
+__device__ __forceinline__ void store_wgmma_tile(const LaunchParams &p, const RowTile &tile, int n0,
+                                                 int wg, float (&acc)[N / 2]) {
+  store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc, load_row_meta<S, Gemm1>(p, tile, wg));
+}
+
+/// Output columns of one tile (GEMM1: h columns, half the B rows).
+template <bool Gemm1, int N> __host__ __device__ constexpr int out_columns() { return Gemm1 ? N / 2 : N; }
+
+/// Staging rows of one warpgroup: 64 rows of out_columns elements, each
+/// padded by 16 bytes so that the accumulator pattern hits 32 banks.
+template <bool Gemm1, int N> __host__ __device__ constexpr int staging_pitch() { return out_columns<Gemm1, N>() + 8; }
+
+/// The staged epilogue. `staging`: this warpgroup's rows; `barrier`: a
+/// named barrier id of this warpgroup alone; `copy_dst`: for the thread's
+/// copy row (threads 0..63 of the warpgroup, row = that index), the global
+/// row start, or null past the tile's rows.
+template <class S, bool Gemm1, int N>
+__device__ __forceinline__ void stage_wgmma_tile(const RowTile &tile, int n0, float (&acc)[N / 2],
+                                                 const RowMeta &m, typename S::T *staging,
+                                                 int barrier, typename S::T *copy_dst) {
+  using D = GemmDims<S, Gemm1>;
+  constexpr int PITCH = staging_pitch<Gemm1, N>();
+  const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
+  // The previous tile's copies have read the staging rows (every thread
+  // waits for its own), then nobody writes before all have.
+  bulk_wait_read<0>();
+  named_barrier_sync(barrier, 128);
+  constexpr int SLOTS = Gemm1 ? N / 4 : N / 2;
+#pragma unroll
+  for (int i = 0; i < SLOTS; i += 2) {
+    const int h = (i >> 1) & 1;
+    const int r = warp * 16 + (lane >> 2) + 8 * h;
+    const int c = 8 * (i >> 2) + 2 * (lane & 3);
+    unsigned v;
+    if constexpr (Gemm1)
+      v = pack2<S::DT>(silu(acc[i]) * acc[i + N / 4], silu(acc[i + 1]) * acc[i + 1 + N / 4]);
+    else
+      v = pack2<S::DT>(acc[i] * m.weight[h], acc[i + 1] * m.weight[h]);
+    st_shared_b32(staging + r * PITCH + c, v);
+  }
+  fence_proxy_async_shared(); // st.shared -> the bulk copies' async reads
+  named_barrier_sync(barrier, 128);
+  if (copy_dst) {
+    const int r = threadIdx.x % 128;
+    const int cols = min(out_columns<Gemm1, N>(), D::N - n0);
+    bulk_store(copy_dst, staging + r * PITCH, static_cast<unsigned>(cols) * 2u);
+    bulk_commit();
   }
 }
 

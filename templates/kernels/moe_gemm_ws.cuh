@@ -5,7 +5,9 @@
 // GEMM2), zero-filled past the tile's rows and past K. Warpgroups 1 and 2
 // consume: each multiplies 64 rows of the 128-row tile with wgmma from the
 // swizzled stages and stores its rows itself, while the producer already
-// fills the stages of the next tile. Stages hand over through mbarriers
+// fills the stages of the next tile. With STAGED, a warpgroup writes its
+// rows to shared memory and sends them by bulk copies that run on while it
+// starts the next tile (fewer stages fit beside the staging rows). Stages hand over through mbarriers
 // (full: producer -> consumers, empty: consumers -> producer); there is no
 // block-wide barrier after the prologue.
 #pragma once
@@ -21,8 +23,9 @@
 
 namespace moejit_dev {
 
-template <int BN_, int STAGES_> struct WsTile {
+template <int BN_, int STAGES_, bool STAGED_ = false> struct WsTile {
   static constexpr int BM = 128, BN = BN_, STAGES = STAGES_;
+  static constexpr bool STAGED = STAGED_;
   static constexpr int THREADS = 384; // producer + two consumer warpgroups
 };
 
@@ -36,9 +39,13 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int COL_TILES = (D::N + BN - 1) / BN; // column tiles per row tile
   static constexpr int A_STAGE = BM * BK, B_STAGE = N * BK; // elements
   static constexpr int B_STAGE_BYTES = B_STAGE * 2;
+  static constexpr bool STAGED = Tl::STAGED;
+  static constexpr int PITCH = staging_pitch<Gemm1, N>();
+  static constexpr int STAGING = STAGED ? 2 * 64 * PITCH : 0; // elements, both warpgroups
   // 1024 bytes of slack to align the stages for the 128-byte swizzle, the
-  // stages, then a full and an empty barrier per stage.
-  static constexpr int SMEM_BYTES = 1024 + STAGES * (A_STAGE + B_STAGE) * 2 + STAGES * 16;
+  // stages, the staging rows, then a full and an empty barrier per stage.
+  static constexpr int SMEM_BYTES =
+      1024 + STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
   // Registers: the producer keeps 8 row pointers; each consumer thread N/2
   // accumulators. 56*128 + 224*256 fits the 64K of an SM.
   static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
@@ -49,7 +56,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static_assert(STAGES >= 2, "at least two stages");
 
   struct Smem {
-    T *a, *b;
+    T *a, *b, *staging;
     unsigned long long *full, *empty;
   };
 
@@ -63,7 +70,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     Smem sm;
     sm.a = reinterpret_cast<T *>(base);
     sm.b = sm.a + STAGES * A_STAGE;
-    sm.full = reinterpret_cast<unsigned long long *>(sm.b + STAGES * B_STAGE);
+    sm.staging = sm.b + STAGES * B_STAGE;
+    sm.full = reinterpret_cast<unsigned long long *>(sm.staging + STAGING);
     sm.empty = sm.full + STAGES;
     // Prologue, overlapping the previous kernel's tail (programmatic
     // dependent launch): nothing here reads what an earlier kernel wrote.
@@ -155,6 +163,17 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;
+      // The epilogue's row metadata, loaded now so that it waits on nothing.
+      const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, wg);
+      T *copy_dst = nullptr;
+      if constexpr (STAGED) {
+        const int row = tile.row_begin + wg * 64 + threadIdx.x % 128;
+        if (threadIdx.x % 128 < 64 && row < tile.row_end)
+          copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(row) * S::I
+                            : static_cast<T *>(p.partial) +
+                                  static_cast<long long>(p.sorted_ids[row]) * S::H) +
+                     n0;
+      }
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(&sm.full[stage], phase);
@@ -183,8 +202,14 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       wgmma_wait<0>();
       if (signals)
         mbar_arrive(&sm.empty[previous]);
-      store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc);
+      if constexpr (STAGED)
+        stage_wgmma_tile<S, Gemm1, N>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
+                                      copy_dst);
+      else
+        store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc, meta);
     }
+    if constexpr (STAGED)
+      bulk_wait<0>(); // the last rows are in global memory before the grid ends
   }
 };
 

@@ -17,4 +17,15 @@ __device__ __forceinline__ unsigned lanemask_lt() {
   return mask;
 }
 
+/// One 32-bit store to shared memory.
+__device__ __forceinline__ void st_shared_b32(const void *ptr, unsigned v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(smem_addr(ptr)), "r"(v) : "memory");
+}
+
+/// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads of the
+/// block, for one warpgroup to synchronise without the others.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 } // namespace moejit_dev

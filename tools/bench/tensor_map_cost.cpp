@@ -20,7 +20,15 @@ int main() {
   auto init = reinterpret_cast<decltype(&cuInit)>(dlsym(lib, "cuInit"));
   auto encode =
       reinterpret_cast<decltype(&cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
-  if (!init || !encode || init(0) != CUDA_SUCCESS) {
+  auto retain =
+      reinterpret_cast<decltype(&cuDevicePrimaryCtxRetain)>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
+  auto set_current = reinterpret_cast<decltype(&cuCtxSetCurrent)>(dlsym(lib, "cuCtxSetCurrent"));
+  auto alloc = reinterpret_cast<decltype(&cuMemAlloc)>(dlsym(lib, "cuMemAlloc_v2"));
+  CUcontext ctx = nullptr;
+  CUdeviceptr weights = 0;
+  if (!init || !encode || !retain || !set_current || !alloc || init(0) != CUDA_SUCCESS ||
+      retain(&ctx, 0) != CUDA_SUCCESS || set_current(ctx) != CUDA_SUCCESS ||
+      alloc(&weights, 2 * 128 * 768 * 2048 * 2 + (1 << 20)) != CUDA_SUCCESS) {
     std::puts("driver init failed");
     return 1;
   }
@@ -33,7 +41,8 @@ int main() {
   for (int batch = 0; batch < 100; ++batch) {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < 1000; ++i) {
-      void *base = reinterpret_cast<void *>(0x7f0000000000ull + 4096ull * (i + batch));
+      // A different (16-byte aligned) base each time, as per-layer weights are.
+      void *base = reinterpret_cast<void *>(weights + 256ull * ((i + batch) % 4096));
       if (encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, base, dims, strides, box, unit,
                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B,

@@ -33,6 +33,7 @@ for c in $configs; do
   done
 done
 first=${configs%% *}
+[ -x $b/tensor_map_cost ] && ./$b/tensor_map_cost >> "$summary" 2>&1
 for tool in memcheck synccheck; do
   timeout 120 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit bench --tokens 37 \
     --tokens 300 --config "$first" --runs 1 > "$logs/$tool.log" 2>&1
@@ -42,6 +43,13 @@ timeout 150 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench
   --shape hidden=256,intermediate=128,experts=4 --config "$first" --runs 1 \
   > "$logs/racecheck.log" 2>&1
 echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
+
+metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
+timeout 120 ncu --clock-control none -k regex:"moe_(gemm|combine)" -c 6 --metrics $metrics \
+  ./$b/moejit bench --tokens 8192 --config "$first" --runs 1 > "$logs/ncu_t8192.log" 2>&1
+echo "ncu T=8192 $first rc=$?" >> "$summary"
+awk '/^  moe_/ {name=$1} /gpu__time|hmma|cycles_elapsed|dram__throughput/ {print "  ", substr(name,1,70), $1, $NF}' \
+  "$logs/ncu_t8192.log" | tail -12 >> "$summary"
 
 # 2. The GPU suite on the chained launch path (the planner's kernels).
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
