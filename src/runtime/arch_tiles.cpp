@@ -48,10 +48,11 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
   if (rows < 96)
     return wgmma(128, 64, 128, 3, 0);
   // Persistent warp-specialised 128x256 tiles (GEMM1: 128 columns of gate
-  // and up): faster than every earlier tile from ~128 rows per expert
-  // (NOTES.md, issue 10 step 2).
+  // and up): faster than every earlier tile from ~128 rows per expert;
+  // GEMM2, whose short K makes the epilogue weigh, stages its rows through
+  // shared memory (NOTES.md, issue 10 step 2).
   return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4),
-          codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 4)};
+          codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 3, true)};
 }
 
 std::vector<TileConfig> grid(GemmKind kind) {

@@ -40,7 +40,7 @@ for tool in memcheck synccheck; do
   echo "$tool $first rc=$? $(grep -E 'ERROR SUMMARY' "$logs/$tool.log")" >> "$summary"
 done
 timeout 150 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
-  --shape hidden=256,intermediate=128,experts=4 --config "$first" --runs 1 \
+  --shape hidden=256,intermediate=128,experts=8 --config "$first" --runs 1 \
   > "$logs/racecheck.log" 2>&1
 echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
 
