@@ -79,5 +79,12 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 compute-sanitizer --tool memcheck --pr
   > "$logs/memcheck.log" 2>&1
 echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
 
+# racecheck is slow: the warp-specialised pipelines on a small shape.
+ws=${WS_CONFIG:-bm128_bn128_s4_ws:bm128_bn256_s3_wss}
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 compute-sanitizer --tool racecheck --print-limit 5 \
+  ./$b/moejit bench --tokens 5 --tokens 70 --shape hidden=256,intermediate=128,experts=8 \
+  --config "$ws" --runs 1 > "$logs/racecheck.log" 2>&1
+echo "racecheck $ws rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log")" >> "$summary"
+
 tar czf "$out/logs.tar.gz" -C "$logs" .
 cat "$summary"
