@@ -37,16 +37,34 @@ static_assert(sizeof(LaunchParams) == 14 * 8 + 8 * 4, "LaunchParams has no paddi
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;
-/// route_small keeps three [E] tables in static shared memory (48 KB at
-/// most): shapes with more experts route in three launches.
-constexpr int kRouteSmallMaxExperts = 1024;
+#ifdef __CUDACC__
+#define MOEJIT_ABI_FN __host__ __device__ constexpr
+#else
+#define MOEJIT_ABI_FN constexpr
+#endif
+
+/// route_block routes a whole call in one block (count, scan, tile list,
+/// stable scatter) up to this many assignments T*k, with one count per
+/// (expert, warp) and two [E+1] tables in static shared memory; shapes with
+/// more experts, or calls with more assignments, route in three launches.
+constexpr int kRouteBlockMaxExperts = 1024;
+constexpr int kRouteBlockMaxAssignments = 65536;
+
+/// Warps of route_block for `experts`: 32, halved until the tables fit
+/// 44 KB of static shared memory.
+MOEJIT_ABI_FN int route_block_warps(int experts) {
+  int warps = 32;
+  while (warps > 1 && (warps * experts + 2 * (experts + 1)) * 4 > 44 * 1024)
+    warps /= 2;
+  return warps;
+}
 
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile
 /// config and are asserted in their generated units).
 constexpr int kCountThreads = 256;
 constexpr int kScanThreads = 1024;
 constexpr int kScatterThreads = 32; // one warp: the stable scatter walks in order
-constexpr int kSmallThreads = 256;  // route_small: see there why not 1024
+// route_block: 32 * route_block_warps(E).
 constexpr int kCombineThreads = 256;
 constexpr int kReferenceThreads = 256;
 

@@ -26,7 +26,10 @@ Runtime &runtime() {
   return rt;
 }
 
-enum class Routing { Random, OneExpert, OutOfRange };
+/// Tails: k = 1 and expert e gets 128 + (e % 64) + 1 rows (tokens = the
+/// sum), so the 128-row tiles of the warp-specialised GEMMs end with tails
+/// of every length 1..64.
+enum class Routing { Random, OneExpert, OutOfRange, Tails };
 
 struct Problem {
   MoeShape shape;
@@ -46,6 +49,12 @@ struct Problem {
     if (mode == Routing::OneExpert)
       for (int64_t i = 0; i < t; ++i)
         routing.index[i * s.k] = s.experts / 2; // slot 0 of every token
+    if (mode == Routing::Tails) {
+      int64_t t = 0;
+      for (int e = 0; e < s.experts; ++e)
+        for (int r = 0; r < 128 + e % 64 + 1 && t < tokens * s.k; ++r)
+          routing.index[t++] = e;
+    }
     if (mode == Routing::OutOfRange)
       for (size_t i = 0; i < routing.index.size(); i += 3)
         routing.index[i] = i % 2 ? -1 : s.experts + int(i % 1000);
@@ -96,7 +105,7 @@ struct Case {
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   const Case &c = info.param;
-  const char *mode[] = {"random", "oneexpert", "outofrange"};
+  const char *mode[] = {"random", "oneexpert", "outofrange", "tails"};
   return std::string(dtype_name(c.dtype)) + "_k" + std::to_string(c.k) + "_h" +
          std::to_string(c.hidden) + "_i" + std::to_string(c.intermediate) + "_e" +
          std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" + mode[int(c.routing)];
@@ -156,6 +165,27 @@ INSTANTIATE_TEST_SUITE_P(Fp32, MatchesReference,
                          ::testing::Values(Case{2, 256, 128, 8, FP32, 1},
                                            Case{8, 256, 128, 64, FP32, 1000},
                                            Case{6, 512, 256, 64, FP32, 128}),
+                         caseName);
+
+/// Tokens of a Routing::Tails case with k = 1 and E experts.
+constexpr int64_t tailTokens(int experts) {
+  int64_t t = 0;
+  for (int e = 0; e < experts; ++e)
+    t += 128 + e % 64 + 1;
+  return t;
+}
+
+// One-block routing ends at T*k = 65536 (kRouteBlockMaxAssignments); past
+// it, and past 1024 experts, routing takes three launches.
+INSTANTIATE_TEST_SUITE_P(RoutingPaths, MatchesReference,
+                         ::testing::Values(Case{8, 256, 128, 64, BF, 8192},
+                                           Case{8, 256, 128, 64, BF, 8193},
+                                           Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
+                                           Case{2, 64, 32, 1100, BF, 300},
+                                           Case{1, 256, 128, 64, BF, tailTokens(64),
+                                                Routing::Tails},
+                                           Case{1, 264, 200, 64, FP16, tailTokens(64),
+                                                Routing::Tails}),
                          caseName);
 
 INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,

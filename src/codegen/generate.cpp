@@ -29,9 +29,9 @@ KindInfo info(KernelKind kind) {
   case KernelKind::RouteScatter:
     return {"route_scatter", "kernels/moe_route.cuh", "route_scatter<S>",
             moejit_abi::kScatterThreads, "kScatterThreads"};
-  case KernelKind::RouteSmall:
-    return {"route_small", "kernels/moe_route.cuh", "route_small<S>", moejit_abi::kSmallThreads,
-            "kSmallThreads"};
+  case KernelKind::RouteBlock: // its block size depends on the experts (KernelSpec::threads)
+    return {"route_block", "kernels/moe_route.cuh", "route_block<S>", 0,
+            "32 * route_block_warps(S::E)"};
   case KernelKind::Gemm1:
     return {"gemm1", nullptr, nullptr, 0, nullptr};
   case KernelKind::Gemm2:
@@ -87,6 +87,8 @@ std::string KernelSpec::name() const {
 int KernelSpec::threads() const {
   if (isGemm(kind))
     return usesMma() ? mmaThreads(tile) : kSimtThreads;
+  if (kind == KernelKind::RouteBlock)
+    return 32 * moejit_abi::route_block_warps(shape.experts);
   return info(kind).threads;
 }
 

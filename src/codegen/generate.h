@@ -17,7 +17,7 @@ enum class KernelKind {
   RouteCount,
   RouteScan,
   RouteScatter,
-  RouteSmall, ///< the three above in one launch, for T*k <= kRouteChunk
+  RouteBlock, ///< the three above in one block, for T*k <= kRouteBlockMaxAssignments
   Gemm1,
   Gemm2,
   Combine,

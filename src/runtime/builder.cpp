@@ -52,8 +52,8 @@ std::vector<KernelSpec> fixedSpecs(const MoeShape &shape) {
   for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
                        KernelKind::Combine})
     specs.push_back({k, shape, {}});
-  if (shape.experts <= kRouteSmallMaxExperts)
-    specs.push_back({KernelKind::RouteSmall, shape, {}});
+  if (shape.experts <= kRouteBlockMaxExperts)
+    specs.push_back({KernelKind::RouteBlock, shape, {}});
   return specs;
 }
 

@@ -47,7 +47,7 @@ EntryKeyInputs entryKeyInputs(const codegen::KernelSpec &spec, const std::string
 /// sha256 of the inputs (with the cache format version).
 std::string keyFromInputs(const EntryKeyInputs &inputs);
 
-/// The kernels every plan of `shape` uses: routing (route_small where the
+/// The kernels every plan of `shape` uses: routing (route_block where the
 /// shape allows it) and combine.
 std::vector<codegen::KernelSpec> fixedSpecs(const MoeShape &shape);
 /// Every kernel `run` needs for this plan, each distinct config once.

@@ -52,7 +52,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
     return nullptr;
   };
   set->routing_ = {find(KernelKind::RouteCount), find(KernelKind::RouteScan),
-                   find(KernelKind::RouteScatter), find(KernelKind::RouteSmall)};
+                   find(KernelKind::RouteScatter), find(KernelKind::RouteBlock)};
   set->combine_ = find(KernelKind::Combine);
   if (!set->routing_.complete() || !set->combine_)
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",

@@ -11,7 +11,9 @@ namespace moejit::runtime {
 // NVRTC reads too.
 using moejit_abi::kCombineThreads;
 using moejit_abi::kRouteChunk;
-using moejit_abi::kRouteSmallMaxExperts;
+using moejit_abi::kRouteBlockMaxAssignments;
+using moejit_abi::kRouteBlockMaxExperts;
+using moejit_abi::route_block_warps;
 using moejit_abi::LaunchParams;
 
 } // namespace moejit::runtime

@@ -161,8 +161,8 @@ namespace {
 
 llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &geo,
                            const LaunchParams &p, CUstream stream) {
-  if (geo.route_blocks == 1 && routing.small)
-    return launch(*routing.small, 1, 1, p, stream);
+  if (geo.assignments <= kRouteBlockMaxAssignments && routing.block)
+    return launch(*routing.block, 1, 1, p, stream);
   if (llvm::Error e = launch(*routing.count, geo.route_blocks, 1, p, stream))
     return e;
   if (llvm::Error e = launch(*routing.scan, 1, 1, p, stream))

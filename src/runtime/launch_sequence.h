@@ -43,8 +43,8 @@ struct LoadedKernel {
 
 /// The routing kernels of a kernel set.
 struct RoutingKernels {
-  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *small = nullptr;
-  bool complete() const { return count && scan && scatter; } ///< small is optional
+  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *block = nullptr;
+  bool complete() const { return count && scan && scatter; } ///< block is optional
 };
 
 /// Owns the modules its kernels were loaded from and unloads them with it
@@ -101,8 +101,8 @@ enum Stage : unsigned {
 
 /// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`
 /// holds; only those of the stages asked for are needed) at `geometry`:
-/// routing (route_small when there is one and the assignments fit one
-/// block, else count, scan, scatter), GEMM1, GEMM2, combine.
+/// routing (route_block when there is one and the assignments fit it,
+/// else count, scan, scatter), GEMM1, GEMM2, combine.
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &kernels, const GemmPlan &plan,
                         const LaunchGeometry &geometry, const LaunchParams &params, unsigned stages,
                         CUstream stream);

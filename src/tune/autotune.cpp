@@ -156,7 +156,7 @@ llvm::Error Tuner::buildAll() {
     return nullptr;
   };
   routing_ = {fixedKernel(KernelKind::RouteCount), fixedKernel(KernelKind::RouteScan),
-              fixedKernel(KernelKind::RouteScatter), fixedKernel(KernelKind::RouteSmall)};
+              fixedKernel(KernelKind::RouteScatter), fixedKernel(KernelKind::RouteBlock)};
   combine_ = fixedKernel(KernelKind::Combine);
   reference_h_ = fixedKernel(KernelKind::ReferenceH);
   reference_y_ = fixedKernel(KernelKind::ReferenceY);

@@ -1,7 +1,7 @@
 // Routing on the GPU, no host synchronisation: per-block expert counts, one
 // exclusive scan, a stable scatter of assignments into expert order, and the
-// list of GEMM row tiles; route_small does all three in one launch when the
-// assignments fit one block. Ids outside [0, E), or that the expert map sends
+// list of GEMM row tiles; route_block does it all in one launch of one block
+// up to kRouteBlockMaxAssignments (every decode and most prefill calls). Ids outside [0, E), or that the expert map sends
 // elsewhere, are skipped everywhere (expert_of).
 #pragma once
 
@@ -84,9 +84,31 @@ template <int THREADS> __device__ int block_exclusive_scan(int *data, int n) {
   return carry;
 }
 
+/// Writes the tile list (expert, first row) in expert order with p.tile_m
+/// rows per tile, and num_tiles, from `offsets` [E + 1] (shared or global,
+/// already visible to the block); `tile_start` is [E + 1] of shared scratch.
+template <class S, int THREADS>
+__device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *tile_start) {
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
+    const int rows = offsets[e + 1] - offsets[e];
+    tile_start[e] = (rows + p.tile_m - 1) / p.tile_m;
+  }
+  __syncthreads();
+  const int tiles = block_exclusive_scan<THREADS>(tile_start, S::E);
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
+    const int first = offsets[e];
+    const int rows = offsets[e + 1] - first;
+    for (int t = 0; t * p.tile_m < rows; ++t) {
+      p.tiles[2 * (tile_start[e] + t)] = e;
+      p.tiles[2 * (tile_start[e] + t) + 1] = first + t * p.tile_m;
+    }
+  }
+  if (threadIdx.x == 0)
+    *p.num_tiles = tiles;
+}
+
 /// Grid: 1, block: THREADS. Turns block counts into scatter bases,
-/// writes expert_offsets and the tile list (expert, first row) in expert
-/// order with p.tile_m rows per tile, and num_tiles.
+/// writes expert_offsets and the tile list.
 template <class S, int THREADS = kScanThreads> __device__ void route_scan(const LaunchParams &p) {
   __shared__ int tile_start[S::E + 1];
   const int total = block_exclusive_scan<THREADS>(p.block_counts, S::E * p.route_blocks);
@@ -95,22 +117,7 @@ template <class S, int THREADS = kScanThreads> __device__ void route_scan(const 
   if (threadIdx.x == 0)
     p.expert_offsets[S::E] = total;
   __syncthreads();
-  for (int e = threadIdx.x; e < S::E; e += THREADS) {
-    const int rows = p.expert_offsets[e + 1] - p.expert_offsets[e];
-    tile_start[e] = (rows + p.tile_m - 1) / p.tile_m;
-  }
-  __syncthreads();
-  const int tiles = block_exclusive_scan<THREADS>(tile_start, S::E);
-  for (int e = threadIdx.x; e < S::E; e += THREADS) {
-    const int first = p.expert_offsets[e];
-    const int rows = p.expert_offsets[e + 1] - first;
-    for (int t = 0; t * p.tile_m < rows; ++t) {
-      p.tiles[2 * (tile_start[e] + t)] = e;
-      p.tiles[2 * (tile_start[e] + t) + 1] = first + t * p.tile_m;
-    }
-  }
-  if (threadIdx.x == 0)
-    *p.num_tiles = tiles;
+  write_tile_list<S, THREADS>(p, p.expert_offsets, tile_start);
 }
 
 /// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
@@ -154,22 +161,89 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
   }
 }
 
-/// Grid: 1, block: kSmallThreads, when route_blocks == 1 (T*k at most
-/// kRouteChunk: decode steps). route_count, route_scan and route_scatter in
-/// one launch: the same writes, two fewer launches on the host and two
-/// fewer kernel boundaries on the GPU. __syncthreads makes each stage's
-/// global writes visible to the block before the next reads them. 256
-/// threads, not 1024: the scatter warp keeps kRouteChunk/32 ids in
-/// registers, which 1024-thread launch bounds (64 registers) would spill.
-template <class S> __device__ void route_small(const LaunchParams &p) {
-  static_assert(S::E <= kRouteSmallMaxExperts, "route_small: three [E] shared tables must "
-                                               "fit 48 KB");
-  route_count<S, kSmallThreads>(p);
+/// Local experts of `BATCH` x 32 consecutive assignments from a0 (lane l
+/// gets a0 + 32*j + l), -1 past `end`: ids in one batch of independent
+/// loads, then the map lookups in another.
+template <class S, int BATCH>
+__device__ __forceinline__ void load_experts(const LaunchParams &p, int a0, int end,
+                                             int (&expert)[BATCH]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int j = 0; j < BATCH; ++j) {
+    const int a = a0 + 32 * j + lane;
+    expert[j] = a < end ? routed_id(p, a) : -1;
+  }
+#pragma unroll
+  for (int j = 0; j < BATCH; ++j)
+    expert[j] = local_expert<S>(p, expert[j]);
+}
+
+/// Grid: 1, block: 32 * route_block_warps(E), when T*k is at most
+/// kRouteBlockMaxAssignments: the whole routing in one launch, with every
+/// intermediate in shared memory. Warp w owns a contiguous chunk of the
+/// assignments; counts[e * WARPS + w] counts its rows of expert e, so one
+/// exclusive scan of the table gives each (expert, warp) its first row and
+/// walking each chunk in order gives the same stable order as the
+/// three-launch path.
+template <class S> __device__ void route_block(const LaunchParams &p) {
+  constexpr int WARPS = route_block_warps(S::E), THREADS = 32 * WARPS, BATCH = 4;
+  static_assert(S::E <= kRouteBlockMaxExperts, "route_block: the tables must fit shared memory");
+  __shared__ int counts[WARPS * S::E];
+  __shared__ int offsets[S::E + 1];
+  __shared__ int tile_start[S::E + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int total = p.tokens * S::K;
+  const int chunk = (total + WARPS - 1) / WARPS;
+  const int begin = min(warp * chunk, total), end = min(begin + chunk, total);
+  for (int i = threadIdx.x; i < WARPS * S::E; i += THREADS)
+    counts[i] = 0;
   __syncthreads();
-  route_scan<S, kSmallThreads>(p);
+  // Count: warp by warp over its own chunk, one shared add per expert seen
+  // in each 32 assignments.
+  for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
+    int expert[BATCH];
+    load_experts<S, BATCH>(p, a0, end, expert);
+#pragma unroll
+    for (int j = 0; j < BATCH; ++j) {
+      const unsigned peers = __match_any_sync(0xffffffffu, expert[j]);
+      if (expert[j] >= 0 && lane == __ffs(peers) - 1)
+        counts[expert[j] * WARPS + warp] += __popc(peers);
+      __syncwarp(); // the next group of this warp may add to the same count
+    }
+  }
   __syncthreads();
-  if (threadIdx.x < 32)
-    route_scatter<S>(p);
+  const int rows = block_exclusive_scan<THREADS>(counts, WARPS * S::E);
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
+    offsets[e] = counts[e * WARPS];
+    p.expert_offsets[e] = offsets[e];
+  }
+  if (threadIdx.x == 0) {
+    offsets[S::E] = rows;
+    p.expert_offsets[S::E] = rows;
+  }
+  __syncthreads();
+  write_tile_list<S, THREADS>(p, offsets, tile_start);
+  // Scatter: each warp walks its chunk in order from its scanned bases
+  // (only warp w touches counts[*][w]).
+  for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
+    int expert[BATCH];
+    load_experts<S, BATCH>(p, a0, end, expert);
+#pragma unroll
+    for (int j = 0; j < BATCH; ++j) {
+      const int e = expert[j];
+      const unsigned peers = __match_any_sync(0xffffffffu, e);
+      int row = 0;
+      if (e >= 0)
+        row = counts[e * WARPS + warp] + __popc(peers & lanemask_lt());
+      __syncwarp();
+      if (e >= 0) {
+        p.sorted_ids[row] = a0 + 32 * j + lane;
+        if (lane == 31 - __clz(peers))
+          counts[e * WARPS + warp] += __popc(peers);
+      }
+      __syncwarp();
+    }
+  }
 }
 
 } // namespace moejit_dev

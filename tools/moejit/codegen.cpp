@@ -16,7 +16,7 @@ using codegen::KernelKind;
 
 constexpr KernelKind kKinds[] = {
     KernelKind::RouteCount, KernelKind::RouteScan,  KernelKind::RouteScatter,
-    KernelKind::RouteSmall, KernelKind::Gemm1,      KernelKind::Gemm2,
+    KernelKind::RouteBlock, KernelKind::Gemm1,      KernelKind::Gemm2,
     KernelKind::Combine,    KernelKind::ReferenceH, KernelKind::ReferenceY};
 
 struct CodegenArgs {
