@@ -20,7 +20,7 @@ constexpr KernelKind kKinds[] = {
     KernelKind::Combine,    KernelKind::ReferenceH, KernelKind::ReferenceY};
 
 struct CodegenArgs {
-  std::string kind = "gemm1", shape, warps;
+  std::string kind = "gemm1", shape, warps, config;
   std::optional<int> bm, bn, stages;
   bool wgmma = false;
 };
@@ -52,6 +52,11 @@ int runCodegen(const CodegenArgs &a) {
     spec.tile.wgmma = true;
   if (!a.warps.empty())
     std::tie(spec.tile.warps_m, spec.tile.warps_n) = parseWarps(a.warps);
+  if (!a.config.empty()) {
+    if (a.bm || a.bn || a.stages)
+      throw UsageError("--config is a whole tile config: give it without --bm, --bn, --stages");
+    spec.tile = unwrapOrThrow(codegen::parseTileConfig(a.config));
+  }
   if (spec.usesMma())
     throwIfError(codegen::checkMmaConfig(spec.tile, spec.kind == KernelKind::Gemm1
                                                         ? codegen::GemmKind::Gemm1
@@ -85,10 +90,17 @@ Command addCodegen(CLI::App &app) {
         ->transform(integerText())
         ->check(CLI::Range(1, 1024));
   CLI::Option *wgmma = cmd->add_flag("--wgmma", a->wgmma, "use sm_90a warpgroup MMA");
-  cmd->add_option("--warps", a->warps, "warp grid of a block, e.g. 2x2")
-      ->type_name("MxN")
-      ->check(checkedBy([](const std::string &s) { parseWarps(s); }, ""))
-      ->excludes(wgmma);
+  CLI::Option *warps = cmd->add_option("--warps", a->warps, "warp grid of a block, e.g. 2x2")
+                           ->type_name("MxN")
+                           ->check(checkedBy([](const std::string &s) { parseWarps(s); }, ""))
+                           ->excludes(wgmma);
+  cmd->add_option("--config", a->config,
+                  "a whole tile config as kernel names spell it, e.g. bm128_bn128_s4_ws")
+      ->type_name("TILE")
+      ->check(checkedBy(
+          [](const std::string &s) { unwrapOrThrow(codegen::parseTileConfig(s)); }, ""))
+      ->excludes(wgmma)
+      ->excludes(warps);
   return {cmd, [a] { return runCodegen(*a); }};
 }
 

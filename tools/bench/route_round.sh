@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 10 step 1 (one-block routing) on the GPU machine, over build-gpu/
+# (tools/bench/bundle.sh BASE): the GPU suite, ncu durations of the routing
+# at T=128 and T=8192, an ABBA A/B of whole calls against
+# build-gpu/moejit-base at six token counts, the 13 seed cases as JSON,
+# memcheck over the routing cases and racecheck of route_block. Logs in
+# $OUT/logs.tar.gz; summary last.
+set -uo pipefail
+b=build-gpu
+out=${OUT:-out}
+logs=$(mktemp -d)
+mkdir -p "$out"
+summary=$logs/summary.txt
+cp $b/commit.txt "$logs/"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
+  tr '\n' ' ')" >> "$summary"
+grep -E '^\[  FAILED' "$logs/runtime_gpu_test.log" >> "$summary"
+cache=$(mktemp -d) cache_base=$(mktemp -d)
+for t in 128 8192; do
+  MOEJIT_CACHE_DIR=$cache timeout 60 ncu --clock-control none -k regex:"moe_route" -c 3 \
+    --metrics gpu__time_duration.sum ./$b/moejit bench --tokens $t --runs 1 > "$logs/ncu_route_$t.log" 2>&1
+  awk -v t=$t '/^  moe_route/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
+    "$logs/ncu_route_$t.log" >> "$summary"
+done
+for order in "moejit moejit-base" "moejit-base moejit"; do
+  for bin in $order; do
+    c=$cache
+    [ $bin = moejit-base ] && c=$cache_base
+    MOEJIT_CACHE_DIR=$c timeout 80 ./$b/$bin bench --tokens 1 --tokens 128 --tokens 512 \
+      --tokens 2048 --tokens 8192 --tokens 32768 --runs 30 > "$logs/ab_$bin.log" 2>&1
+    awk -v tag="ab $bin" '/^custom/ {print tag, $2, $4, $9, $10}' "$logs/ab_$bin.log" >> "$summary"
+  done
+done
+MOEJIT_CACHE_DIR=$cache timeout 100 ./$b/moejit bench --json "$logs/bench.json" --runs 30 \
+  > "$logs/bench_seed.log" 2>&1
+echo "seed bench rc=$?" >> "$summary"
+awk '/^t[0-9]+_e[0-9]+/ {print "seed", $1, $4, $8, $9, $10}' "$logs/bench_seed.log" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 compute-sanitizer --tool memcheck --print-limit 5 \
+  ./$b/runtime_gpu_test --gtest_filter='RoutingPaths*:Tokens*t1_*:Tokens*t7_*:Routings*t7_*' \
+  > "$logs/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 compute-sanitizer --tool racecheck --print-limit 5 \
+  ./$b/moejit bench --tokens 100 --shape hidden=256,intermediate=128,experts=8 --runs 1 \
+  > "$logs/racecheck.log" 2>&1
+echo "racecheck route_block rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log")" >> "$summary"
+tar czf "$out/logs.tar.gz" -C "$logs" .
+cat "$summary"
