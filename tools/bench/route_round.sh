@@ -10,7 +10,7 @@ b=build-gpu
 out=${OUT:-out}
 logs=$(mktemp -d)
 mkdir -p "$out"
-summary=$logs/summary.txt
+summary=$out/summary.txt  # in $OUT from the start: it comes back even if the call is cut short
 cp $b/commit.txt "$logs/"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
