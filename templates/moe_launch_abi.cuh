@@ -47,8 +47,11 @@ constexpr int kRouteChunk = 1024;
 /// stable scatter) up to this many assignments T*k, with one count per
 /// (expert, warp) and two [E+1] tables in static shared memory; shapes with
 /// more experts, or calls with more assignments, route in three launches.
+/// The bound is measured (tools/bench/NOTES.md): one block's match.any
+/// walk costs 8.8 us at 1024 assignments (three launches: ~14 us), breaks
+/// even near 4096 and takes 192 us at 65536 (three launches: 25 us).
 constexpr int kRouteBlockMaxExperts = 1024;
-constexpr int kRouteBlockMaxAssignments = 65536;
+constexpr int kRouteBlockMaxAssignments = 2048;
 
 /// Warps of route_block for `experts`: 32, halved until the tables fit
 /// 44 KB of static shared memory.

@@ -175,11 +175,12 @@ constexpr int64_t tailTokens(int experts) {
   return t;
 }
 
-// One-block routing ends at T*k = 65536 (kRouteBlockMaxAssignments); past
+// One-block routing ends at T*k = 2048 (kRouteBlockMaxAssignments); past
 // it, and past 1024 experts, routing takes three launches.
 INSTANTIATE_TEST_SUITE_P(RoutingPaths, MatchesReference,
-                         ::testing::Values(Case{8, 256, 128, 64, BF, 8192},
-                                           Case{8, 256, 128, 64, BF, 8193},
+                         ::testing::Values(Case{8, 256, 128, 64, BF, 256},
+                                           Case{8, 256, 128, 64, BF, 257},
+                                           Case{6, 256, 128, 64, BF, 341},
                                            Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
                                            Case{2, 64, 32, 1100, BF, 300},
                                            Case{1, 256, 128, 64, BF, tailTokens(64),

@@ -1,7 +1,7 @@
 // Routing on the GPU, no host synchronisation: per-block expert counts, one
 // exclusive scan, a stable scatter of assignments into expert order, and the
 // list of GEMM row tiles; route_block does it all in one launch of one block
-// up to kRouteBlockMaxAssignments (every decode and most prefill calls). Ids outside [0, E), or that the expert map sends
+// up to kRouteBlockMaxAssignments (decode steps and small batches). Ids outside [0, E), or that the expert map sends
 // elsewhere, are skipped everywhere (expert_of).
 #pragma once
 

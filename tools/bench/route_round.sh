@@ -4,7 +4,8 @@
 # at T=128 and T=8192, an ABBA A/B of whole calls against
 # build-gpu/moejit-base at six token counts, the 13 seed cases as JSON,
 # memcheck over the routing cases and racecheck of route_block. Logs in
-# $OUT/logs.tar.gz; summary last.
+# $OUT/logs.tar.gz, summary in $OUT/summary.txt. NCU_TOKENS and AB_TOKENS
+# replace the token counts; SANITIZERS=0 skips memcheck and racecheck.
 set -uo pipefail
 b=build-gpu
 out=${OUT:-out}
@@ -17,18 +18,19 @@ echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gp
   tr '\n' ' ')" >> "$summary"
 grep -E '^\[  FAILED' "$logs/runtime_gpu_test.log" >> "$summary"
 cache=$(mktemp -d) cache_base=$(mktemp -d)
-for t in 128 8192; do
+for t in ${NCU_TOKENS-128 8192}; do
   MOEJIT_CACHE_DIR=$cache timeout 60 ncu --clock-control none -k regex:"moe_route" -c 3 \
     --metrics gpu__time_duration.sum ./$b/moejit bench --tokens $t --runs 1 > "$logs/ncu_route_$t.log" 2>&1
   awk -v t=$t '/^  moe_route/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
     "$logs/ncu_route_$t.log" >> "$summary"
 done
+tokens=""
+for t in ${AB_TOKENS:-1 128 512 2048 8192 32768}; do tokens="$tokens --tokens $t"; done
 for order in "moejit moejit-base" "moejit-base moejit"; do
   for bin in $order; do
     c=$cache
     [ $bin = moejit-base ] && c=$cache_base
-    MOEJIT_CACHE_DIR=$c timeout 80 ./$b/$bin bench --tokens 1 --tokens 128 --tokens 512 \
-      --tokens 2048 --tokens 8192 --tokens 32768 --runs 30 > "$logs/ab_$bin.log" 2>&1
+    MOEJIT_CACHE_DIR=$c timeout 80 ./$b/$bin bench $tokens --runs 30 > "$logs/ab_$bin.log" 2>&1
     awk -v tag="ab $bin" '/^custom/ {print tag, $2, $4, $9, $10}' "$logs/ab_$bin.log" >> "$summary"
   done
 done
@@ -36,6 +38,7 @@ MOEJIT_CACHE_DIR=$cache timeout 100 ./$b/moejit bench --json "$logs/bench.json" 
   > "$logs/bench_seed.log" 2>&1
 echo "seed bench rc=$?" >> "$summary"
 awk '/^t[0-9]+_e[0-9]+/ {print "seed", $1, $4, $8, $9, $10}' "$logs/bench_seed.log" >> "$summary"
+[ "${SANITIZERS:-1}" = 1 ] || { tar czf "$out/logs.tar.gz" -C "$logs" .; exit 0; }
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 compute-sanitizer --tool memcheck --print-limit 5 \
   ./$b/runtime_gpu_test --gtest_filter='RoutingPaths*:Tokens*t1_*:Tokens*t7_*:Routings*t7_*' \
   > "$logs/memcheck.log" 2>&1
