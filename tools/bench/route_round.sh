@@ -6,13 +6,7 @@
 # memcheck over the routing cases and racecheck of route_block. Logs in
 # $OUT/logs.tar.gz, summary in $OUT/summary.txt. NCU_TOKENS and AB_TOKENS
 # replace the token counts; SANITIZERS=0 skips memcheck and racecheck.
-set -uo pipefail
-b=build-gpu
-out=${OUT:-out}
-logs=$(mktemp -d)
-mkdir -p "$out"
-summary=$out/summary.txt  # in $OUT from the start: it comes back even if the call is cut short
-cp $b/commit.txt "$logs/"
+source "$(dirname "$0")/round_env.sh"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
   tr '\n' ' ')" >> "$summary"
@@ -38,7 +32,7 @@ MOEJIT_CACHE_DIR=$cache timeout 100 ./$b/moejit bench --json "$logs/bench.json" 
   > "$logs/bench_seed.log" 2>&1
 echo "seed bench rc=$?" >> "$summary"
 awk '/^t[0-9]+_e[0-9]+/ {print "seed", $1, $4, $8, $9, $10}' "$logs/bench_seed.log" >> "$summary"
-[ "${SANITIZERS:-1}" = 1 ] || { tar czf "$out/logs.tar.gz" -C "$logs" .; exit 0; }
+[ "${SANITIZERS:-1}" = 1 ] || { finish_round; exit 0; }
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 compute-sanitizer --tool memcheck --print-limit 5 \
   ./$b/runtime_gpu_test --gtest_filter='RoutingPaths*:Tokens*t1_*:Tokens*t7_*:Routings*t7_*' \
   > "$logs/memcheck.log" 2>&1
@@ -47,5 +41,4 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 compute-sanitizer --tool racecheck --pr
   ./$b/moejit bench --tokens 100 --shape hidden=256,intermediate=128,experts=8 --runs 1 \
   > "$logs/racecheck.log" 2>&1
 echo "racecheck route_block rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log")" >> "$summary"
-tar czf "$out/logs.tar.gz" -C "$logs" .
-cat "$summary"
+finish_round

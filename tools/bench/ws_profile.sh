@@ -6,15 +6,9 @@
 # at more token counts, and a tuning run of the seed shape with the new
 # candidates. Logs in $OUT/logs.tar.gz, records in it too; summary last.
 #   bash tools/bench/ws_profile.sh WS_CONFIG "OTHER_CONFIGS ..."
-set -uo pipefail
-b=build-gpu
-out=${OUT:-out}
-logs=$(mktemp -d)
-mkdir -p "$out"
-summary=$logs/summary.txt
+source "$(dirname "$0")/round_env.sh"
 ws=${1:?usage: ws_profile.sh WS_CONFIG "G1:G2 ..."}
 others=${2:-}
-cp $b/commit.txt "$logs/"
 export MOEJIT_CACHE_DIR=$(mktemp -d)
 ./$b/tensor_map_cost >> "$summary" 2>&1
 timeout 120 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
@@ -45,5 +39,4 @@ MOEJIT_CACHE_DIR=$tune_cache timeout 150 /usr/bin/time -f "tune wall %e s" ./$b/
   --model qwen3-30b-a3b > "$logs/tune.log" 2>&1
 echo "tune rc=$? $(tail -2 "$logs/tune.log" | tr '\n' ' ')" >> "$summary"
 tar -C "$tune_cache" -cf "$logs/records.tar" tuning 2>/dev/null
-tar czf "$out/logs.tar.gz" -C "$logs" .
-cat "$summary"
+finish_round

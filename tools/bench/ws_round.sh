@@ -6,15 +6,9 @@
 # configs timed interleaved with today's plan; an ABBA A/B of the whole
 # call against build-gpu/moejit-base. Logs in $OUT/logs.tar.gz, summary last.
 #   bash tools/bench/ws_round.sh "G1:G2 ..."   (configs to time)
-set -uo pipefail
-b=build-gpu
-out=${OUT:-out}
-logs=$(mktemp -d)
-mkdir -p "$out"
-summary=$logs/summary.txt
+source "$(dirname "$0")/round_env.sh"
 configs=${1:?usage: ws_round.sh "G1:G2 ..."}
 ref=${REF_CONFIG:-bm192_bn96_s4_wgmma_f1:bm192_bn192_s4_wgmma_f1}
-cp $b/commit.txt "$logs/"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
   > "$logs/smi.txt" 2>&1
 cache=$(mktemp -d)
@@ -81,5 +75,4 @@ if [ -x $b/moejit-base ]; then
     done
   done
 fi
-tar czf "$out/logs.tar.gz" -C "$logs" .
-cat "$summary"
+finish_round
