@@ -2,6 +2,7 @@
 #include "runtime/builder.h"
 
 #include "common/error.h"
+#include "testkit.h"
 
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
@@ -70,6 +71,25 @@ TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
       EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
       EXPECT_NE(compiled->log.find(" 0 bytes stack frame"), std::string::npos) << compiled->log;
     }
+}
+
+/// MOEJIT_DEBUG_PIPELINES=1 compiles the bounded mbarrier wait in (an option,
+/// so a cache key of its own) and the kernels still compile (the clock
+/// checks cost some local memory: debug kernels are for finding hangs).
+TEST(Nvrtc, DebugPipelinesIsAnOptionOfItsOwnKey) {
+  const auto plain = nvrtc::compileOptions("sm_90a");
+  testkit::EnvVar debug("MOEJIT_DEBUG_PIPELINES", "1");
+  const auto options = nvrtc::compileOptions("sm_90a");
+  ASSERT_EQ(options.size(), plain.size() + 1);
+  EXPECT_EQ(options.back(), "-DMOEJIT_PIPELINE_TIMEOUT_NS=10000000000ull");
+  const codegen::KernelSpec spec{codegen::KernelKind::Gemm2, MoeShape{8, 2048, 768, 128,
+                                                                      DType::BF16},
+                                 codegen::wsTile(256, 3, true)};
+  auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+  ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+  EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
+                                          "ELF");
+  EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, CompileEveryKernel,

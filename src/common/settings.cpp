@@ -26,6 +26,14 @@ const std::vector<Setting> &registry() {
        "`shared`: the operator shares the root on purpose (owner and mode are not checked, new "
        "files follow the umask; links and special files are still refused)",
        {"owner", "shared"}},
+      {"MOEJIT_DEBUG_PIPELINES",
+       Type::Bool,
+       "`0`",
+       true,
+       "`1`: kernels are compiled so that a wait on a pipeline barrier (warp-specialised GEMMs) "
+       "traps after 10 s instead of spinning for ever: a broken pipeline fails the launch "
+       "rather than hanging the process (for tests and debugging)",
+       {}},
       {"MOEJIT_LOG_LEVEL",
        Type::Choice,
        "`warn`",

@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "common/safe_fs.h"
+#include "common/settings.h"
 #include "nvrtc/library.h"
 
 #include <llvm/ADT/STLExtras.h>
@@ -85,7 +86,16 @@ std::string version() {
 }
 
 std::vector<std::string> compileOptions(const std::string &arch) {
-  return {"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v", "-default-device"};
+  std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17",
+                                      "--ptxas-options=-v", "-default-device"};
+  // Options are part of every cache key, so debug builds of the kernels
+  // never stand in for the others.
+  auto debug = settings::readBool("MOEJIT_DEBUG_PIPELINES");
+  if (!debug)
+    warnOnce("MOEJIT_DEBUG_PIPELINES", errorMessage(debug.takeError()) + "; taken as 0");
+  else if (*debug)
+    options.push_back("-DMOEJIT_PIPELINE_TIMEOUT_NS=10000000000ull");
+  return options;
 }
 
 Resources parseResources(const std::string &log) {

@@ -59,8 +59,13 @@ __device__ __forceinline__ bool mbar_try_wait(unsigned long long *bar, unsigned 
 /// instead of hanging it.
 __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
 #ifdef MOEJIT_PIPELINE_TIMEOUT_NS
+  // The clock is read once per 4096 failed tries (try_wait itself waits a
+  // while), which keeps the loop's registers few.
+  unsigned tries = 0;
   unsigned long long start = 0;
   while (!mbar_try_wait(bar, parity)) {
+    if ((++tries & 4095u) != 0)
+      continue;
     unsigned long long now;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
     if (start == 0)
