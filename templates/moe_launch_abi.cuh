@@ -62,6 +62,16 @@ MOEJIT_ABI_FN int route_block_warps(int experts) {
   return warps;
 }
 
+/// Warp-specialised GEMMs (kernels/moe_gemm_ws.cuh): a producer and two
+/// consumer warpgroups, whose setmaxnreg budgets must fit what the kernel
+/// got at entry (__launch_bounds__(384, 1): 168 per thread), or the
+/// consumers' setmaxnreg.inc would wait for ever. The loader checks it.
+constexpr int kWsThreads = 384;
+constexpr int kWsProducerRegisters = 56;
+constexpr int kWsConsumerRegisters = 224;
+static_assert(kWsProducerRegisters * 128 + kWsConsumerRegisters * 256 <= 168 * kWsThreads,
+              "warpgroup register budgets exceed the entry allocation");
+
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile
 /// config and are asserted in their generated units).
 constexpr int kCountThreads = 256;

@@ -30,7 +30,37 @@ TEST(Nvrtc, ParsesPtxasReport) {
       "    24 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n");
   EXPECT_EQ(r.registers, 168);
   EXPECT_EQ(r.spill_bytes, 20);
+  EXPECT_EQ(r.stack_bytes, 24);
   EXPECT_EQ(r.static_shared_bytes, 4096);
+}
+
+/// A Hopper tensor-core kernel whose wgmma ptxas serialised, or that uses
+/// local memory, is a failed build; the portable kernels and debug builds
+/// are not held to it.
+TEST(Nvrtc, SerialisedWgmmaOrLocalMemoryFailsAHopperBuild) {
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  const codegen::KernelSpec ws{codegen::KernelKind::Gemm1, shape, codegen::wsTile(128, 4)};
+  const codegen::KernelSpec mma{codegen::KernelKind::Gemm1, shape,
+                                codegen::TileConfig{64, 64, 3, 2, 2}};
+  const std::string serialized =
+      "ptxas warning : Potential Performance Loss: wgmma.mma_async instructions are serialized "
+      "due to the presence of Extern calls in the function 'k'.\n"
+      "ptxas info    : Used 168 registers\n";
+  nvrtc::Resources clean;
+  EXPECT_EQ(runtime::refusedHopperBuild(ws, clean, "ptxas info    : Used 168 registers\n", false),
+            "");
+  const std::string why = runtime::refusedHopperBuild(ws, clean, serialized, false);
+  EXPECT_NE(why.find("serialised its wgmma"), std::string::npos) << why;
+  EXPECT_NE(why.find("Extern calls"), std::string::npos) << why;
+  nvrtc::Resources stack;
+  stack.stack_bytes = 16;
+  EXPECT_NE(runtime::refusedHopperBuild(ws, stack, "", false).find("local memory"),
+            std::string::npos);
+  EXPECT_EQ(runtime::refusedHopperBuild(ws, stack, "", true), "");
+  nvrtc::Resources spill;
+  spill.spill_bytes = 8;
+  EXPECT_NE(runtime::refusedHopperBuild(ws, spill, "", false), "");
+  EXPECT_EQ(runtime::refusedHopperBuild(mma, spill, serialized, false), "");
 }
 
 /// Every kernel `run` uses for a shape compiles for both targets, without

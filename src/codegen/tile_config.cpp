@@ -1,6 +1,7 @@
 #include "codegen/tile_config.h"
 
 #include "common/error.h"
+#include "moe_launch_abi.cuh"
 
 #include <algorithm>
 #include <cstdio>
@@ -62,7 +63,7 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
 
 int mmaThreads(const TileConfig &c) {
   if (c.ws)
-    return 384;
+    return moejit_abi::kWsThreads;
   return c.wgmma ? 128 * (c.bm / 64) : 32 * c.warps_m * c.warps_n;
 }
 

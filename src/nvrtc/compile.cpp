@@ -106,6 +106,8 @@ Resources parseResources(const std::string &log) {
   if (std::regex_search(log, m,
                         std::regex("([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")))
     r.spill_bytes = std::stoi(m[1]) + std::stoi(m[2]);
+  if (std::regex_search(log, m, std::regex("([0-9]+) bytes stack frame")))
+    r.stack_bytes = std::stoi(m[1]);
   if (std::regex_search(log, m, std::regex("([0-9]+) bytes smem")))
     r.static_shared_bytes = std::stoi(m[1]);
   return r;

@@ -13,6 +13,7 @@ namespace moejit::nvrtc {
 struct Resources {
   int registers = 0;
   int spill_bytes = 0; ///< spill stores + spill loads
+  int stack_bytes = 0; ///< local-memory stack frame (arrays indexed at run time, calls)
   int static_shared_bytes = 0;
 };
 

@@ -73,6 +73,22 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> 
   return specs;
 }
 
+std::string refusedHopperBuild(const KernelSpec &spec, const nvrtc::Resources &resources,
+                               const std::string &log, bool debug_build) {
+  if (!spec.usesMma() || !spec.tile.wgmma)
+    return {};
+  const size_t serialized = log.find("wgmma.mma_async instructions are serialized");
+  if (serialized != std::string::npos) {
+    const size_t begin = log.rfind('\n', serialized) + 1, end = log.find('\n', serialized);
+    return fmt::format("{}: ptxas serialised its wgmma ({})", spec.name(),
+                       log.substr(begin, end == std::string::npos ? end : end - begin));
+  }
+  if (!debug_build && (resources.spill_bytes > 0 || resources.stack_bytes > 0))
+    return fmt::format("{} uses local memory ({} bytes of spills, a {}-byte stack frame)",
+                       spec.name(), resources.spill_bytes, resources.stack_bytes);
+  return {};
+}
+
 namespace {
 /// Why `spec` cannot be built for `arch` at all (before any compile).
 std::string unbuildable(const KernelSpec &spec, const Arch &arch) {
@@ -149,6 +165,17 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch 
     logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes)", spec.name(),
                   compiled->compile_ms, compiled->resources.registers,
                   compiled->resources.spill_bytes);
+    const std::vector<std::string> options = nvrtc::compileOptions(arch.name());
+    const bool debug_build = llvm::any_of(options, [](const std::string &o) {
+      return o.rfind("-DMOEJIT_PIPELINE_TIMEOUT_NS", 0) == 0;
+    });
+    if (std::string why =
+            refusedHopperBuild(spec, compiled->resources, compiled->log, debug_build);
+        !why.empty()) {
+      r.code = ErrorCode::CompileFailed;
+      r.error = std::move(why);
+      return;
+    }
     store::Entry &e = r.kernel.entry;
     e.cubin = std::move(compiled->cubin);
     e.meta = {key,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "codegen/generate.h"
+#include "nvrtc/compile.h"
 #include "runtime/planner.h"
 #include "store/cubin_store.h"
 
@@ -46,6 +47,14 @@ EntryKeyInputs entryKeyInputs(const codegen::KernelSpec &spec, const std::string
                               const std::string &arch);
 /// sha256 of the inputs (with the cache format version).
 std::string keyFromInputs(const EntryKeyInputs &inputs);
+
+/// Why a compiled Hopper tensor-core kernel (wgmma) is refused although
+/// NVRTC compiled it, or "" if it is not: ptxas serialised its wgmma (its
+/// log says so), or it uses local memory (spills or a stack frame), unless
+/// `debug_build` (MOEJIT_DEBUG_PIPELINES, whose clock checks may use some).
+/// Both would make the kernel far slower than its config promises.
+std::string refusedHopperBuild(const codegen::KernelSpec &spec, const nvrtc::Resources &resources,
+                               const std::string &log, bool debug_build);
 
 /// The kernels every plan of `shape` uses: routing (route_block where the
 /// shape allows it) and combine.

@@ -14,6 +14,8 @@ using moejit_abi::kRouteChunk;
 using moejit_abi::kRouteBlockMaxAssignments;
 using moejit_abi::kRouteBlockMaxExperts;
 using moejit_abi::route_block_warps;
+using moejit_abi::kWsConsumerRegisters;
+using moejit_abi::kWsProducerRegisters;
 using moejit_abi::LaunchParams;
 
 } // namespace moejit::runtime

@@ -1,5 +1,6 @@
 #include "runtime/launch_sequence.h"
 
+#include "common/error.h"
 #include "runtime/tensor_maps.h"
 
 #include <algorithm>
@@ -66,6 +67,14 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   MOEJIT_CU(cuFuncGetAttribute(&registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k.function));
   MOEJIT_CU(cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function));
   if (spec.usesMma() && spec.tile.ws) {
+    // setmaxnreg moves registers between warpgroups within what the block
+    // got at entry: with less, the consumers would wait for ever.
+    if (registers * k.threads <
+        kWsProducerRegisters * 128 + kWsConsumerRegisters * (k.threads - 128))
+      return makeError(ErrorCode::Internal,
+                       "{} got {} registers per thread at entry, fewer than its warpgroups' "
+                       "setmaxnreg budgets ({} and {}) need",
+                       spec.name(), registers, kWsProducerRegisters, kWsConsumerRegisters);
     // One block per SM (its shared memory allows no second).
     CUdevice device = 0;
     MOEJIT_CU(cuCtxGetDevice(&device));

@@ -91,7 +91,9 @@ __device__ __forceinline__ void stage_wgmma_tile(const RowTile &tile, int n0, fl
   constexpr int PITCH = staging_pitch<Gemm1, N>();
   const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
   // The previous tile's copies have read the staging rows (every thread
-  // waits for its own), then nobody writes before all have.
+  // waits for its own: row r is always sent by thread r of the warpgroup,
+  // so its wait covers the row it will see rewritten), then nobody writes
+  // before all have.
   bulk_wait_read<0>();
   named_barrier_sync(barrier, 128);
   constexpr int SLOTS = Gemm1 ? N / 4 : N / 2;

@@ -26,7 +26,7 @@ namespace moejit_dev {
 template <int BN_, int STAGES_, bool STAGED_ = false> struct WsTile {
   static constexpr int BM = 128, BN = BN_, STAGES = STAGES_;
   static constexpr bool STAGED = STAGED_;
-  static constexpr int THREADS = 384; // producer + two consumer warpgroups
+  static constexpr int THREADS = kWsThreads; // producer + two consumer warpgroups
 };
 
 template <class S, class Tl, bool Gemm1> struct WsGemm {
@@ -47,8 +47,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int SMEM_BYTES =
       1024 + STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
   // Registers: the producer keeps 8 row pointers; each consumer thread N/2
-  // accumulators. 56*128 + 224*256 fits the 64K of an SM.
-  static constexpr int PRODUCER_REGS = 56, CONSUMER_REGS = 224;
+  // accumulators (moe_launch_abi.cuh: the budgets fit the entry allocation).
+  static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
   static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
