@@ -5,6 +5,7 @@
 #include "runtime/arch_tiles.h"
 #include "runtime/builder.h"
 #include "runtime/planner.h"
+#include "tune/autotune.h"
 #include "tune/candidates.h"
 #include "workload/shape.h"
 
@@ -212,3 +213,13 @@ TEST(Observability, AWarningIsLoggedOnce) {
 }
 
 } // namespace
+
+// The heuristic's plan (finalist 0) keeps a bucket unless another finalist
+// is faster by more than the margin; without it the fastest wins.
+TEST(Finalists, HeuristicKeepsABucketInsideTheNoiseMargin) {
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995, 1.020}, true), 0u); // 0.5% faster: noise
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.980, 0.985}, true), 1u); // 2% faster wins
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, false), 1u);       // no heuristic finalist
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, true, 0.0), 1u);   // no margin
+  EXPECT_EQ(tune::pickFinalist({0.900, 0.950}, true), 0u);        // heuristic fastest
+}

@@ -461,7 +461,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
   auto ms = timeInterleaved(runs);
   if (!ms)
     return ms.takeError();
-  const size_t win = std::min_element(ms->begin(), ms->end()) - ms->begin();
+  const size_t win = pickFinalist(*ms, heuristic_ok);
   record.choice = finalists[win];
   record.ms = (*ms)[win];
   record.heuristic_ms = heuristic_ok ? (*ms)[0] : 0;
@@ -524,6 +524,13 @@ llvm::Expected<TuningRecord> Tuner::run() {
 }
 
 } // namespace
+
+size_t pickFinalist(const std::vector<double> &ms, bool heuristic_first, double margin) {
+  const size_t fastest = std::min_element(ms.begin(), ms.end()) - ms.begin();
+  if (heuristic_first && !ms.empty() && ms[fastest] >= ms[0] * (1.0 - margin))
+    return 0;
+  return fastest;
+}
 
 llvm::Expected<TuningRecord> autotune(const driver::Device &device, const Arch &arch,
                                       const MoeShape &shape, store::CubinStore &store,
