@@ -4,8 +4,9 @@
 # an A/B of T=1, 128 and 8192 (E=128) against build-gpu/moejit-base where it
 # exists (A B then B A, so that heat and drift hit both; one cache per binary,
 # so only the first round compiles), the 13 seed cases as JSON (bench.json,
-# for tools/bench/plot.py), the C ABI host, the tuner's tests and a memcheck
-# pass over small cases. Each step has a time limit so that one call stays
+# for tools/bench/plot.py), the C ABI host, the tuner's tests, a memcheck
+# pass over small cases and a racecheck of the warp-specialised GEMMs
+# (WS_CONFIG). Each step has a time limit so that one call stays
 # under the device tool's 10 minutes. Logs go to $OUT/logs.tar.gz; a
 # summary is printed last.
 set -uo pipefail
