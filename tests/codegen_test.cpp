@@ -75,6 +75,16 @@ TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
   ASSERT_TRUE(static_cast<bool>(f1));
   EXPECT_EQ(f1->inflight, 1);
   EXPECT_EQ(f1->suffix(), "bm128_bn64_s4_wgmma_f1");
+  // Tuning records come from a cache root that may be hostile: numbers that
+  // overflow, signs, spaces, trailing bytes are all refused.
+  for (const char *hostile :
+       {"bm99999999999999999999_bn64_s4_ws", "bm128_bn-64_s4_ws", "bm 128_bn64_s4_wgmma",
+        "bm128_bn64_s4_wss_", "bm128_bn64_s4_wgmma_f2", "bm128_bn64_s3_w2x2x", "bm128_bn64_s3_w2x",
+        "bm+128_bn64_s3_w2x2", "bm128_bn64_s3_w2147483648x2", ""}) {
+    auto refused = parseTileConfig(hostile);
+    EXPECT_FALSE(static_cast<bool>(refused)) << hostile;
+    llvm::consumeError(refused.takeError());
+  }
   auto bad = parseTileConfig("bm64_bn128");
   EXPECT_FALSE(static_cast<bool>(bad));
   llvm::consumeError(bad.takeError());

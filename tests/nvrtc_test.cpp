@@ -122,6 +122,16 @@ TEST(Nvrtc, DebugPipelinesIsAnOptionOfItsOwnKey) {
   EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
 }
 
+/// A value that is not a bool is one warning and no debug option.
+TEST(Nvrtc, DebugPipelinesWithAHostileValueIsOff) {
+  const auto plain = nvrtc::compileOptions("sm_90a");
+  for (const char *value : {"yes; rm -rf /", "-DX=1", "99999999999999999999", ""}) {
+    testkit::EnvVar debug("MOEJIT_DEBUG_PIPELINES", value);
+    EXPECT_FALSE(nvrtc::debugPipelines()) << value;
+    EXPECT_EQ(nvrtc::compileOptions("sm_90a"), plain) << value;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, CompileEveryKernel,
                          ::testing::Values(std::make_tuple("sm_80", DType::BF16),
                                            std::make_tuple("sm_90a", DType::BF16),

@@ -4,7 +4,8 @@
 #include "moe_launch_abi.cuh"
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
+#include <string_view>
 
 namespace moejit::codegen {
 
@@ -32,30 +33,50 @@ std::string TileConfig::suffix() const {
   return fmt::format("bm{}_bn{}_s{}_w{}x{}", bm, bn, stages, warps_m, warps_n);
 }
 
+namespace {
+/// Reads the names that suffix() writes, strictly: a literal, then a
+/// decimal int (no sign, no space, no overflow: tuning records come from a
+/// cache root that may be hostile).
+struct Reader {
+  std::string_view rest;
+  bool literal(std::string_view s) {
+    if (rest.substr(0, s.size()) != s)
+      return false;
+    rest.remove_prefix(s.size());
+    return true;
+  }
+  bool number(int &out) {
+    if (rest.empty() || rest[0] < '0' || rest[0] > '9')
+      return false;
+    const auto r = std::from_chars(rest.data(), rest.data() + rest.size(), out);
+    if (r.ec != std::errc() || r.ptr == rest.data())
+      return false;
+    rest.remove_prefix(static_cast<size_t>(r.ptr - rest.data()));
+    return true;
+  }
+};
+} // namespace
+
 llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   TileConfig c;
-  char tail = 0;
-  int used = 0;
-  const bool staged = text.size() > 4 && text.compare(text.size() - 4, 4, "_wss") == 0;
-  const std::string ws_core = staged ? text.substr(0, text.size() - 1) : text;
-  if (std::sscanf(ws_core.c_str(), "bm%d_bn%d_s%d_ws%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
-      used == static_cast<int>(ws_core.size())) {
+  Reader in{text};
+  bool ok = in.literal("bm") && in.number(c.bm) && in.literal("_bn") && in.number(c.bn) &&
+            in.literal("_s") && in.number(c.stages);
+  if (ok && (in.rest == "_ws" || in.rest == "_wss")) {
     const int bm = c.bm;
-    c = wsTile(c.bn, c.stages, staged);
+    c = wsTile(c.bn, c.stages, in.rest == "_wss");
     c.bm = bm; // checkMmaConfig says why anything but 128 is refused
     return c;
   }
-  const bool f1 = text.size() > 3 && text.compare(text.size() - 3, 3, "_f1") == 0;
-  const std::string core = f1 ? text.substr(0, text.size() - 3) : text;
-  if (std::sscanf(core.c_str(), "bm%d_bn%d_s%d_wgmma%n", &c.bm, &c.bn, &c.stages, &used) == 3 &&
-      used == static_cast<int>(core.size())) {
-    c.inflight = f1 ? 1 : 0;
+  if (ok && (in.rest == "_wgmma" || in.rest == "_wgmma_f1")) {
+    c.inflight = in.rest == "_wgmma_f1" ? 1 : 0;
     c.wgmma = true;
     c.warps_m = c.warps_n = 0; // unused by wgmma configs
     return c;
   }
-  if (std::sscanf(text.c_str(), "bm%d_bn%d_s%d_w%dx%d%c", &c.bm, &c.bn, &c.stages, &c.warps_m,
-                  &c.warps_n, &tail) != 5)
+  ok = ok && in.literal("_w") && in.number(c.warps_m) && in.literal("x") &&
+       in.number(c.warps_n) && in.rest.empty();
+  if (!ok)
     return makeError(ErrorCode::InvalidArgument,
                      "'{}' is not a tile config like bm128_bn64_s3_w2x2", text);
   return c;

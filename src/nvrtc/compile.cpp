@@ -85,15 +85,20 @@ std::string version() {
   return "none";
 }
 
+bool debugPipelines() {
+  auto debug = settings::readBool("MOEJIT_DEBUG_PIPELINES");
+  if (debug)
+    return *debug;
+  warnOnce("MOEJIT_DEBUG_PIPELINES", errorMessage(debug.takeError()) + "; taken as 0");
+  return false;
+}
+
 std::vector<std::string> compileOptions(const std::string &arch) {
   std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17",
                                       "--ptxas-options=-v", "-default-device"};
   // Options are part of every cache key, so debug builds of the kernels
   // never stand in for the others.
-  auto debug = settings::readBool("MOEJIT_DEBUG_PIPELINES");
-  if (!debug)
-    warnOnce("MOEJIT_DEBUG_PIPELINES", errorMessage(debug.takeError()) + "; taken as 0");
-  else if (*debug)
+  if (debugPipelines())
     options.push_back("-DMOEJIT_PIPELINE_TIMEOUT_NS=10000000000ull");
   return options;
 }

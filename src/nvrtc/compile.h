@@ -37,6 +37,10 @@ llvm::Error checkArch(const std::string &arch);
 /// tuning records note it; cache keys hold majorVersion() (library.h).
 std::string version();
 
+/// MOEJIT_DEBUG_PIPELINES: kernels built with a bounded mbarrier wait
+/// (an invalid value is one warning and taken as off).
+bool debugPipelines();
+
 /// The options every compile uses for `arch`, in order.
 std::vector<std::string> compileOptions(const std::string &arch);
 

@@ -165,12 +165,8 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch 
     logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes)", spec.name(),
                   compiled->compile_ms, compiled->resources.registers,
                   compiled->resources.spill_bytes);
-    const std::vector<std::string> options = nvrtc::compileOptions(arch.name());
-    const bool debug_build = llvm::any_of(options, [](const std::string &o) {
-      return o.rfind("-DMOEJIT_PIPELINE_TIMEOUT_NS", 0) == 0;
-    });
-    if (std::string why =
-            refusedHopperBuild(spec, compiled->resources, compiled->log, debug_build);
+    if (std::string why = refusedHopperBuild(spec, compiled->resources, compiled->log,
+                                             nvrtc::debugPipelines());
         !why.empty()) {
       r.code = ErrorCode::CompileFailed;
       r.error = std::move(why);
