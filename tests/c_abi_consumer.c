@@ -6,6 +6,7 @@
  * if any failed. */
 #include <moejit/moejit.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,6 +55,18 @@ int main(int argc, char **argv) {
   check(moejit_runtime_create(0, &options, &runtime) == MOEJIT_INVALID_ARGUMENT,
         "struct_size too small");
   check(strstr(moejit_last_error(), "struct_size") != NULL, "struct_size named");
+  options = (moejit_runtime_options)MOEJIT_RUNTIME_OPTIONS_INIT;
+  options.combine = 7;
+  check(moejit_runtime_create(0, &options, &runtime) == MOEJIT_INVALID_ARGUMENT &&
+            strstr(moejit_last_error(), "options.combine") != NULL,
+        "a combine mode that is not one");
+  /* A caller built before `combine` existed: its struct ends at `tuning`. */
+  options.struct_size = offsetof(moejit_runtime_options, combine);
+  status = moejit_runtime_create(0, &options, &runtime);
+  check(status == MOEJIT_OK || status == MOEJIT_NO_DEVICE, "options without combine accepted");
+  moejit_runtime_destroy(runtime);
+  runtime = NULL;
+  options = (moejit_runtime_options)MOEJIT_RUNTIME_OPTIONS_INIT;
   check(moejit_get(NULL, &shape, &kernels) == MOEJIT_INVALID_ARGUMENT, "NULL runtime");
   check(moejit_workspace_bytes(NULL, 1, NULL) == MOEJIT_INVALID_ARGUMENT, "NULL kernels");
 

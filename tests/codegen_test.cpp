@@ -32,6 +32,28 @@ TEST(Codegen, NameSpellsTheSpecialisation) {
             "moe_route_scan_bf16_k8_h2048_i768_e128");
 }
 
+// Combine::Fast's GEMM2 adds into y: a kernel of its own (name, source,
+// so cache key); the flag means nothing to the other kinds.
+TEST(Codegen, AddToYIsAGemm2OfItsOwn) {
+  KernelSpec spec{KernelKind::Gemm2, kSeed, wsTile(256, 3, true), true};
+  EXPECT_EQ(spec.name(), "moe_gemm2_bf16_k8_h2048_i768_e128_bm128_bn256_s3_wss_addy");
+  EXPECT_NE(generateSource(spec).find("using S = Shape<8, 2048, 768, 128, kBF16, true>;"),
+            std::string::npos)
+      << generateSource(spec);
+  KernelSpec plain = spec;
+  plain.add_to_y = false;
+  EXPECT_NE(generateSource(plain).find("using S = Shape<8, 2048, 768, 128, kBF16>;"),
+            std::string::npos);
+  spec.shape.dtype = DType::FP32;
+  EXPECT_EQ(spec.name(), "moe_gemm2_fp32_k8_h2048_i768_e128_simt_addy");
+  for (KernelKind kind : {KernelKind::Gemm1, KernelKind::Combine, KernelKind::RouteBlock}) {
+    const KernelSpec other{kind, kSeed, wsTile(128, 4), true};
+    EXPECT_FALSE(other.addsToY());
+    EXPECT_EQ(other.name().find("_addy"), std::string::npos) << other.name();
+    EXPECT_EQ(generateSource(other), generateSource(KernelSpec{kind, kSeed, wsTile(128, 4)}));
+  }
+}
+
 TEST(Codegen, EveryArgumentChangesTheSource) {
   const KernelSpec base{KernelKind::Gemm1, kSeed, TileConfig{}};
   std::vector<KernelSpec> variants(9, base);

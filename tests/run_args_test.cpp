@@ -60,7 +60,7 @@ TEST(RunArgs, TokenCountsPastTheLimitAreRefusedWithoutOverflow) {
     // a 1.4-billion-block combine over a two-row workspace.
     for (int64_t tokens : {limit + 1, (int64_t{1} << 61) + 1,
                            static_cast<int64_t>((~uint64_t{0}) / 3 + 1), INT64_MAX}) {
-      auto layout = runLayout(shape, plan, tokens, limit);
+      auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, limit);
       ASSERT_FALSE(static_cast<bool>(layout)) << "k=" << k << " T=" << tokens;
       const auto [code, text] = failure(layout.takeError());
       EXPECT_EQ(code, ErrorCode::InvalidArgument);
@@ -72,7 +72,7 @@ TEST(RunArgs, TokenCountsPastTheLimitAreRefusedWithoutOverflow) {
 TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
   const MoeShape shape{8, 2048, 768, 128, DType::BF16};
   const Plan plan = heuristicPlan(shape, "sm_90a");
-  auto small = runLayout(shape, plan, 8192, maxTokens(shape));
+  auto small = runLayout(shape, plan, Combine::Deterministic, 8192, maxTokens(shape));
   ASSERT_TRUE(static_cast<bool>(small));
   EXPECT_EQ(small->geometry.assignments, 8192 * 8);
   EXPECT_FALSE(static_cast<bool>(
@@ -80,7 +80,7 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
   // Just past the launch limit of row tiles (or the token limit): refused,
   // never a wrapped size.
   for (int64_t tokens = 1; tokens <= maxTokens(shape); tokens *= 4) {
-    auto layout = runLayout(shape, plan, tokens, maxTokens(shape));
+    auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
     if (!layout) {
       const auto [code, text] = failure(layout.takeError());
       EXPECT_EQ(code, ErrorCode::InvalidArgument) << text;
@@ -88,6 +88,24 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
     }
     EXPECT_GE(layout->workspace.total,
               static_cast<size_t>(tokens) * 8 * (2048 + 768) * 2); // h and partial at least
+  }
+}
+
+// Combine::Fast adds GEMM2's rows into y: its workspace holds no [T*k, H]
+// partial rows; the other modes' layouts are the deterministic one.
+TEST(RunArgs, FastCombineNeedsNoPartialRows) {
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  const Plan plan = heuristicPlan(shape, "sm_90a");
+  for (int64_t tokens : {1, 100, 8192}) {
+    auto det = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
+    auto inv = runLayout(shape, plan, Combine::BatchInvariant, tokens, maxTokens(shape));
+    auto fast = runLayout(shape, plan, Combine::Fast, tokens, maxTokens(shape));
+    ASSERT_TRUE(det && inv && fast);
+    const size_t partial = static_cast<size_t>(tokens) * 8 * 2048 * 2;
+    EXPECT_EQ(inv->workspace.total, det->workspace.total);
+    EXPECT_EQ(fast->workspace.partial, fast->workspace.total) << "T=" << tokens;
+    EXPECT_GE(det->workspace.total - fast->workspace.total, partial) << "T=" << tokens;
+    EXPECT_EQ(fast->workspace.h, det->workspace.h);
   }
 }
 

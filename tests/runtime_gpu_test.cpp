@@ -16,14 +16,21 @@ using testkit::DeviceBuffer;
 
 namespace {
 
-Runtime &runtime() {
+constexpr Combine kModes[] = {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant};
+
+/// One runtime per combine mode, over one cache root.
+Runtime &runtime(Combine combine = Combine::Deterministic) {
   static const std::string dir = [] {
     llvm::SmallString<128> p;
     llvm::sys::fs::createUniqueDirectory("moejit-gpu-test-cache", p);
     return std::string(p);
   }();
-  static Runtime rt(0, RuntimeOptions{dir});
-  return rt;
+  static Runtime deterministic(0, RuntimeOptions{dir, {}, {}, Combine::Deterministic});
+  static Runtime fast(0, RuntimeOptions{dir, {}, {}, Combine::Fast});
+  static Runtime invariant(0, RuntimeOptions{dir, {}, {}, Combine::BatchInvariant});
+  return combine == Combine::Fast             ? fast
+         : combine == Combine::BatchInvariant ? invariant
+                                              : deterministic;
 }
 
 /// Tails: k = 1 and expert e gets 128 + (e % 64) + 1 rows (tokens = the
@@ -64,8 +71,17 @@ struct Problem {
     dindex = DeviceBuffer::from(routing.index);
     dweights = DeviceBuffer::from(routing.weights);
     dy = DeviceBuffer(t * s.hidden * dtype_bytes(s.dtype));
-    kernels = runtime().get(s);
-    dworkspace = DeviceBuffer(kernels->workspace_bytes(t));
+    useCombine(Combine::Deterministic);
+  }
+
+  /// Runs from now on with the kernel set of `combine` (workspace grown
+  /// to fit it).
+  void useCombine(Combine combine) {
+    kernels = runtime(combine).get(shape);
+    EXPECT_EQ(kernels->combine(), combine);
+    const size_t need = kernels->workspace_bytes(tokens);
+    if (dworkspace.bytes() < need)
+      dworkspace = DeviceBuffer(need);
   }
 
   MoeArgs args() const {
@@ -118,13 +134,18 @@ void PrintTo(const Case &c, std::ostream *os) {
 
 class MatchesReference : public ::testing::TestWithParam<Case> {};
 
+// Each case in every combine mode: one reference, three kernel sets.
 TEST_P(MatchesReference, RelativeErrorUnderLimit) {
   REQUIRE_GPU();
   const Case &c = GetParam();
   Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens, c.routing,
             1000 + c.tokens);
-  const double err = p.error(p.run());
-  EXPECT_LT(err, testkit::errorLimit(c.dtype)) << "relative Frobenius error";
+  for (Combine mode : kModes) {
+    p.useCombine(mode);
+    const double err = p.error(p.run());
+    EXPECT_LT(err, testkit::errorLimit(c.dtype))
+        << "relative Frobenius error, combine " << combine_name(mode);
+  }
 }
 
 constexpr DType BF = DType::BF16, FP16 = DType::FP16, FP32 = DType::FP32;
@@ -213,32 +234,44 @@ TEST(Runtime, EveryOutputWrittenWhenAllIndicesInvalid) {
   Problem p({2, 64, 32, 4, BF}, 50, Routing::Random, 5);
   std::vector<int32_t> invalid(100, -1);
   p.dindex.upload(invalid.data(), invalid.size() * 4);
-  const auto y = p.run();
-  for (size_t i = 0; i < y.size(); i += 2)
-    ASSERT_EQ(y[i] | y[i + 1], 0) << "y must be zero where no expert contributes";
+  for (Combine mode : kModes) {
+    p.useCombine(mode);
+    const auto y = p.run();
+    for (size_t i = 0; i < y.size(); i += 2)
+      ASSERT_EQ(y[i] | y[i + 1], 0)
+          << "y must be zero where no expert contributes, combine " << combine_name(mode);
+  }
 }
 
+// The fast mode's memset of y is captured with the launches.
 TEST(Runtime, CapturedInACudaGraph) {
   REQUIRE_GPU();
   Problem p({8, 256, 128, 32, BF}, 500, Routing::Random, 9);
-  const auto direct = p.run();
   const auto &api = driver::loaded();
   CUstream stream;
   ASSERT_EQ(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
-  CUgraph graph;
-  CUgraphExec exec;
-  ASSERT_EQ(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
-  p.kernels->run(p.args(), stream);
-  ASSERT_EQ(api.cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
-  ASSERT_EQ(api.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
-  p.dy.fill(0xff);
-  ASSERT_EQ(api.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
-  ASSERT_EQ(api.cuStreamSynchronize(stream), CUDA_SUCCESS);
-  std::vector<uint8_t> replay(p.dy.bytes());
-  p.dy.download(replay.data(), replay.size());
-  EXPECT_EQ(replay, direct);
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(graph);
+  for (Combine mode : kModes) {
+    SCOPED_TRACE(combine_name(mode));
+    p.useCombine(mode);
+    const auto direct = p.run();
+    CUgraph graph;
+    CUgraphExec exec;
+    ASSERT_EQ(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    p.kernels->run(p.args(), stream);
+    ASSERT_EQ(api.cuStreamEndCapture(stream, &graph), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuGraphInstantiate(&exec, graph, 0), CUDA_SUCCESS);
+    p.dy.fill(0xff);
+    ASSERT_EQ(api.cuGraphLaunch(exec, stream), CUDA_SUCCESS);
+    ASSERT_EQ(api.cuStreamSynchronize(stream), CUDA_SUCCESS);
+    std::vector<uint8_t> replay(p.dy.bytes());
+    p.dy.download(replay.data(), replay.size());
+    if (mode == Combine::Fast) // the order of its adds may differ
+      EXPECT_LT(p.error(replay), testkit::errorLimit(BF));
+    else
+      EXPECT_EQ(replay, direct);
+    api.cuGraphExecDestroy(exec);
+    api.cuGraphDestroy(graph);
+  }
   api.cuStreamDestroy(stream);
 }
 
@@ -395,6 +428,112 @@ TEST(Runtime, GetIsSharedAndReportsResources) {
     EXPECT_EQ(k.spill_bytes, 0) << k.name;
   }
   EXPECT_THROW(runtime().get({0, 64, 32, 4, BF}), Error);
+}
+
+// A shape's modes are kernel sets of their own: fast ones add into y with
+// GEMM2s of their own and have no combine kernel; batch-invariant ones use
+// one plan for every T.
+TEST(Combine, ModesAreSeparateKernelSets) {
+  REQUIRE_GPU();
+  const MoeShape s{8, 512, 256, 64, BF};
+  auto deterministic = runtime(Combine::Deterministic).get(s);
+  auto fast = runtime(Combine::Fast).get(s);
+  auto invariant = runtime(Combine::BatchInvariant).get(s);
+  EXPECT_NE(deterministic.get(), fast.get());
+  EXPECT_NE(deterministic.get(), invariant.get());
+  EXPECT_EQ(fast->combine(), Combine::Fast);
+  auto has = [](const KernelSet &k, const std::string &part) {
+    for (const KernelInfo &info : k.kernels())
+      if (info.name.find(part) != std::string::npos)
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(has(*deterministic, "moe_combine_"));
+  EXPECT_FALSE(has(*deterministic, "_addy"));
+  EXPECT_FALSE(has(*fast, "moe_combine_"));
+  EXPECT_TRUE(has(*fast, "_addy"));
+  EXPECT_LT(fast->workspace_bytes(4096), deterministic->workspace_bytes(4096));
+  const std::vector<BucketPlan> plan = invariant->plan();
+  for (const BucketPlan &b : plan) {
+    EXPECT_EQ(b.gemm1, plan.back().gemm1);
+    EXPECT_EQ(b.gemm2, plan.back().gemm2);
+  }
+  EXPECT_EQ(deterministic->plan().back().gemm2, plan.back().gemm2);
+}
+
+// Fast mode where y == x: y is zeroed only after GEMM1 has read x. And with
+// an expert map whose experts all live elsewhere: y is zero.
+TEST(Combine, FastInPlaceAndWithNoLocalExpert) {
+  REQUIRE_GPU();
+  for (DType d : {BF, FP16, FP32}) {
+    SCOPED_TRACE(dtype_name(d));
+    Problem p({8, 256, 128, 16, d}, 3000, Routing::Random, 31);
+    p.useCombine(Combine::Fast);
+    DeviceBuffer inplace = DeviceBuffer::from(p.x.bytes);
+    MoeArgs a = p.args();
+    a.x = inplace.get();
+    a.y = inplace.get();
+    p.kernels->run(a, nullptr);
+    Problem::throwIfErrorSync();
+    std::vector<uint8_t> out(inplace.bytes());
+    inplace.download(out.data(), out.size());
+    EXPECT_LT(p.error(out), testkit::errorLimit(d)) << "y == x";
+
+    std::vector<int32_t> elsewhere(p.shape.experts, -1);
+    DeviceBuffer dmap = DeviceBuffer::from(elsewhere);
+    a = p.args();
+    a.expert_map = static_cast<const int32_t *>(dmap.get());
+    a.expert_map_size = p.shape.experts;
+    p.dy.fill(0xff);
+    p.kernels->run(a, nullptr);
+    Problem::throwIfErrorSync();
+    std::vector<uint8_t> y(p.dy.bytes());
+    p.dy.download(y.data(), y.size());
+    EXPECT_EQ(y, std::vector<uint8_t>(y.size(), 0)) << "no local expert";
+  }
+}
+
+// Batch-invariant mode: one token's y row is the same bits in batches of 1
+// to 8192 tokens, at different places among different random tokens.
+TEST(Combine, BatchInvariantTokenIsTheSameInEveryBatch) {
+  REQUIRE_GPU();
+  for (const MoeShape s : {MoeShape{8, 512, 256, 64, BF}, MoeShape{8, 2048, 768, 128, BF}}) {
+    SCOPED_TRACE(canonical_text(s));
+    auto kernels = runtime(Combine::BatchInvariant).get(s);
+    const int64_t most = 8192;
+    const size_t row = s.hidden * dtype_bytes(s.dtype);
+    const auto gate_up = testkit::randomTensor(
+        s.dtype, size_t(s.experts) * 2 * s.intermediate * s.hidden, 1.0f / std::sqrt(float(s.hidden)),
+        41);
+    const auto down = testkit::randomTensor(s.dtype, size_t(s.experts) * s.hidden * s.intermediate,
+                                            1.0f / std::sqrt(float(s.intermediate)), 42);
+    DeviceBuffer dgu = DeviceBuffer::from(gate_up.bytes), ddown = DeviceBuffer::from(down.bytes);
+    DeviceBuffer workspace(kernels->workspace_bytes(most));
+    const auto token = testkit::randomTensor(s.dtype, s.hidden, 1.0f, 43);
+    const testkit::Routing token_routing = testkit::randomRouting(1, s.k, s.experts, 44);
+    std::vector<uint8_t> first;
+    for (int64_t T : {1, 2, 5, 64, 100, 777, 1000, 2048, 4096, 8192}) {
+      auto x = testkit::randomTensor(s.dtype, T * s.hidden, 1.0f, 45 + T);
+      testkit::Routing routing = testkit::randomRouting(T, s.k, s.experts, 46 + T);
+      const int64_t at = T * 7 / 11; // a different place in each batch
+      std::memcpy(x.bytes.data() + at * row, token.bytes.data(), row);
+      for (int j = 0; j < s.k; ++j) {
+        routing.index[at * s.k + j] = token_routing.index[j];
+        routing.weights[at * s.k + j] = token_routing.weights[j];
+      }
+      DeviceBuffer dx = DeviceBuffer::from(x.bytes), dindex = DeviceBuffer::from(routing.index),
+                   dweights = DeviceBuffer::from(routing.weights), dy(T * row);
+      dy.fill(0xff);
+      kernels->run(testkit::moeArgs(dx, dgu, ddown, dindex, dweights, dy, T, workspace), nullptr);
+      Problem::throwIfErrorSync();
+      std::vector<uint8_t> y(T * row);
+      dy.download(y.data(), y.size());
+      const std::vector<uint8_t> mine(y.begin() + at * row, y.begin() + (at + 1) * row);
+      if (first.empty())
+        first = mine;
+      EXPECT_EQ(mine, first) << "the token's y in a batch of " << T;
+    }
+  }
 }
 
 } // namespace

@@ -115,6 +115,23 @@ TEST(Settings, ChoicesAreCaseInsensitive) {
   EXPECT_NE(message.find("first-use"), std::string::npos) << "lists the choices: " << message;
 }
 
+TEST(Settings, CombineModes) {
+  for (const char *mode : {"deterministic", "fast", "batch-invariant"}) {
+    EnvVar env("MOEJIT_COMBINE", mode);
+    auto v = read("MOEJIT_COMBINE");
+    ASSERT_TRUE(static_cast<bool>(v)) << errorMessage(v.takeError());
+    EXPECT_EQ(*v, mode);
+    EXPECT_EQ(moejit::combine_name(moejit::parse_combine(*v)), *v);
+  }
+  EnvVar env("MOEJIT_COMBINE", "sloppy");
+  auto v = read("MOEJIT_COMBINE");
+  ASSERT_FALSE(static_cast<bool>(v));
+  const std::string message = errorMessage(v.takeError());
+  EXPECT_NE(message.find("MOEJIT_COMBINE=sloppy"), std::string::npos) << message;
+  EXPECT_NE(message.find("batch-invariant"), std::string::npos) << message;
+  EXPECT_THROW(moejit::parse_combine("sloppy"), moejit::Error);
+}
+
 TEST(Settings, PathsAreTakenAsIs) {
   EnvVar env("MOEJIT_CACHE_DIR", "/tmp/Some Dir");
   auto v = read("MOEJIT_CACHE_DIR");

@@ -76,14 +76,25 @@ enum {
   MOEJIT_TUNING_FIRST_USE = 2
 };
 
+/** How GEMM2's rows become y (moejit::Combine); UNSET: MOEJIT_COMBINE. */
+enum {
+  MOEJIT_COMBINE_UNSET = -1,
+  MOEJIT_COMBINE_DETERMINISTIC = 0,
+  MOEJIT_COMBINE_FAST = 1,
+  MOEJIT_COMBINE_BATCH_INVARIANT = 2
+};
+
+/** Fields after `tuning` were added later: a caller built against an older
+ *  header passes a smaller struct_size, and they read as UNSET. */
 typedef struct moejit_runtime_options {
   size_t struct_size;
   const char *cache_dir; /**< NULL or "": MOEJIT_CACHE_DIR, else the default root */
   int32_t no_compile;    /**< -1: MOEJIT_NO_COMPILE; 0 or 1 */
   int32_t tuning;        /**< MOEJIT_TUNING_* */
+  int32_t combine;       /**< MOEJIT_COMBINE_* */
 } moejit_runtime_options;
 #define MOEJIT_RUNTIME_OPTIONS_INIT                                                                \
-  { sizeof(moejit_runtime_options), NULL, -1, MOEJIT_TUNING_UNSET }
+  { sizeof(moejit_runtime_options), NULL, -1, MOEJIT_TUNING_UNSET, MOEJIT_COMBINE_UNSET }
 
 enum { MOEJIT_INDEX_INT32 = 0, MOEJIT_INDEX_INT64 = 1 };
 enum { MOEJIT_WEIGHTS_FLOAT32 = 0, MOEJIT_WEIGHTS_MODEL_DTYPE = 1 };
@@ -163,8 +174,9 @@ MOEJIT_C_API moejit_status moejit_run(const moejit_kernels *kernels, const moeji
 /** Compiles every kernel a deployment of `shape` may use for `arch`
  *  ("sm_90a") into the cache at `cache_dir` (NULL: the default root), with
  *  no GPU needed; `gpu` (NULL: every shipped table of the arch) names the
- *  device whose tuned plan to include. `report` may be NULL. A kernel that
- *  could not be saved makes it MOEJIT_INVALID_ARGUMENT, with the reason. */
+ *  device whose tuned plan to include, for the combine mode MOEJIT_COMBINE
+ *  gives. `report` may be NULL. A kernel that could not be saved makes it
+ *  MOEJIT_INVALID_ARGUMENT, with the reason. */
 MOEJIT_C_API moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const char *gpu,
                                        const char *cache_dir, moejit_warm_report *report);
 

@@ -65,6 +65,23 @@ enum class IndexType { Int32, Int64 };
 /// How top_k_weights holds routing weights: float32, or the workload dtype.
 enum class WeightType { Float32, ModelDType };
 
+/// How GEMM2's weighted rows become y (MOEJIT_COMBINE).
+enum class Combine {
+  /// Same inputs, same bits: GEMM2 writes each (token, slot) row, then a
+  /// combine pass sums a token's rows in slot order in fp32.
+  Deterministic,
+  /// GEMM2 adds its weighted rows straight into y (bulk or atomic
+  /// reduce-adds in the model dtype, y zeroed first): no combine pass and
+  /// no [T*k, H] partial buffer in the workspace. The order of the adds
+  /// varies from run to run, so the low bits of y do; each add rounds to
+  /// the dtype, up to k roundings where Deterministic has one (README).
+  Fast,
+  /// Deterministic, and a token's y is the same bits whatever T and
+  /// whatever the other tokens are: one tile plan serves every T (that of
+  /// the largest bucket), so a row's arithmetic never depends on the batch.
+  BatchInvariant,
+};
+
 /// Pointers are device pointers in the runtime's context, row-major and
 /// 16-byte aligned. Shapes: x [T,H], gate_up_proj [E,2I,H] (rows [0,I) gate,
 /// [I,2I) up), down_proj [E,H,I], top_k_index [T,k] (int32 or int64,
@@ -129,6 +146,8 @@ public:
   /// Where the plan came from: "tuning record <path>", "shipped table",
   /// "autotuned", or "heuristic".
   virtual const std::string &plan_source() const = 0;
+  /// How this set's GEMM2 rows become y.
+  virtual Combine combine() const = 0;
 };
 
 /// Where a kernel set's tile configs come from (MOEJIT_TUNING).
@@ -153,6 +172,8 @@ struct RuntimeOptions {
   std::optional<bool> no_compile;
   /// Unset: MOEJIT_TUNING (default Records).
   std::optional<Tuning> tuning;
+  /// Unset: MOEJIT_COMBINE (default Deterministic).
+  std::optional<Combine> combine;
 };
 
 /// Cubin cache counters of one Runtime's cache root, since it was created.
@@ -181,6 +202,9 @@ public:
   const std::string &device_name() const;
   /// Counters of this runtime's cubin cache.
   CacheStats cache_stats() const;
+  /// The combine mode of the kernel sets it returns (options or
+  /// MOEJIT_COMBINE).
+  Combine combine() const;
 
 private:
   std::shared_ptr<const KernelSet> getSlow(const MoeShape &shape);
@@ -198,6 +222,10 @@ std::string canonical_text(const MoeShape &shape);
 /// Lower-case hex sha256 of canonical_text.
 std::string workload_id(const MoeShape &shape);
 const char *dtype_name(DType dtype);
+/// "deterministic", "fast" or "batch-invariant" (MOEJIT_COMBINE's values).
+const char *combine_name(Combine combine);
+/// Parses combine_name's names; throws Error(InvalidArgument) otherwise.
+Combine parse_combine(const std::string &name);
 /// Parses "bf16" / "fp16" / "fp32"; throws Error(InvalidShape) otherwise.
 DType parse_dtype(const std::string &name);
 int dtype_bytes(DType dtype);

@@ -61,7 +61,8 @@ class _WarmReport(ctypes.Structure):
 
 class _RuntimeOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_size_t), ("cache_dir", ctypes.c_char_p),
-                ("no_compile", ctypes.c_int32), ("tuning", ctypes.c_int32)]
+                ("no_compile", ctypes.c_int32), ("tuning", ctypes.c_int32),
+                ("combine", ctypes.c_int32)]
 
 
 class _Args(ctypes.Structure):
@@ -175,7 +176,8 @@ def warm(shapes: Iterable[Shape], arch: str, gpu: Optional[str] = None,
     """Compiles every kernel the shapes may use for `arch` ("sm_90a") into
     the cache (default root unless `cache_dir`), no GPU needed; `gpu` names
     the device whose tuned plan to include (default: every shipped table of
-    the arch). Raises MoejitError when anything fails or was not saved."""
+    the arch), for the combine mode MOEJIT_COMBINE gives. Raises MoejitError
+    when anything fails or was not saved."""
     _preload_wheel_nvrtc()
     reports = []
     for shape in shapes:
@@ -234,6 +236,8 @@ def _preload_wheel_nvrtc() -> None:
 _preload_wheel_nvrtc.done = False
 
 TUNINGS = {None: -1, "records": 0, "heuristic": 1, "first_use": 2}
+# moejit::Combine; None: MOEJIT_COMBINE.
+COMBINES = {None: -1, "deterministic": 0, "fast": 1, "batch_invariant": 2}
 INDEX_TYPES = {"int32": 0, "int64": 1}
 WEIGHTS_TYPES = {"float32": 0, "model": 1}
 
@@ -295,15 +299,20 @@ class Runtime:
     kernel sets of that device and the in-process cache."""
 
     def __init__(self, device: int = 0, cache_dir: Optional[str] = None,
-                 no_compile: Optional[bool] = None, tuning: Optional[str] = None):
+                 no_compile: Optional[bool] = None, tuning: Optional[str] = None,
+                 combine: Optional[str] = None):
         if tuning not in TUNINGS:
             raise MoejitError("INVALID_ARGUMENT",
                               f"tuning {tuning!r} is not one of records, heuristic, first_use")
+        if combine not in COMBINES:
+            raise MoejitError("INVALID_ARGUMENT", f"combine {combine!r} is not one of "
+                              "deterministic, fast, batch_invariant")
         _preload_wheel_nvrtc()
         options = _sized(_RuntimeOptions)
         options.cache_dir = _text(cache_dir)
         options.no_compile = -1 if no_compile is None else int(no_compile)
         options.tuning = TUNINGS[tuning]
+        options.combine = COMBINES[combine]
         handle = ctypes.c_void_p()
         _check(_runtime_create(device, ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle

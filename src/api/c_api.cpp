@@ -3,12 +3,14 @@
 // thread's last-error text, so no exception crosses into C.
 #include "moejit/moejit.h"
 
+#include "api/options.h"
 #include "api/warm.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "moejit/moejit.hpp"
 #include "store/cache_admin.h"
 
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -55,20 +57,32 @@ template <typename Body> moejit_status guarded(Body &&body) {
 /// Checks a caller's struct: not NULL, and at least as large as the fields
 /// this version reads from it (`struct_size` of older, smaller layouts
 /// would need defaults for the missing fields; there are none yet).
-template <typename T> bool validStruct(const T *s, const char *name, moejit_status &status) {
+/// `s` is not null and its struct_size covers at least `least` bytes (the
+/// fields every version of the struct has; sizeof(T) for most).
+template <typename T>
+bool validStruct(const T *s, const char *name, moejit_status &status, size_t least = sizeof(T)) {
   if (!s) {
     status = fail(MOEJIT_INVALID_ARGUMENT, std::string(name) + " is NULL");
     return false;
   }
-  if (s->struct_size < sizeof(T)) {
+  if (s->struct_size < least) {
     status = fail(MOEJIT_INVALID_ARGUMENT, std::string(name) + ".struct_size is " +
                                                std::to_string(s->struct_size) + ", less than the " +
-                                               std::to_string(sizeof(T)) +
+                                               std::to_string(least) +
                                                " bytes this moejit reads (set it to sizeof)");
     return false;
   }
   return true;
 }
+
+static_assert(MOEJIT_COMBINE_DETERMINISTIC == static_cast<int>(moejit::Combine::Deterministic) &&
+                  MOEJIT_COMBINE_FAST == static_cast<int>(moejit::Combine::Fast) &&
+                  MOEJIT_COMBINE_BATCH_INVARIANT ==
+                      static_cast<int>(moejit::Combine::BatchInvariant),
+              "the C and C++ combine modes agree");
+
+/// moejit_runtime_options before `combine` was added.
+constexpr size_t kOptionsWithoutCombine = offsetof(moejit_runtime_options, combine);
 
 moejit::MoeShape shapeOf(const moejit_shape &s) {
   if (s.dtype < MOEJIT_BF16 || s.dtype > MOEJIT_FP32)
@@ -91,7 +105,7 @@ moejit_status moejit_runtime_create(int device, const moejit_runtime_options *op
   if (!out)
     return fail(MOEJIT_INVALID_ARGUMENT, "out is NULL");
   *out = nullptr;
-  if (options && !validStruct(options, "options", status))
+  if (options && !validStruct(options, "options", status, kOptionsWithoutCombine))
     return status;
   return guarded([&] {
     moejit::RuntimeOptions o;
@@ -108,6 +122,14 @@ moejit_status moejit_runtime_create(int device, const moejit_runtime_options *op
       else if (options->tuning != MOEJIT_TUNING_UNSET)
         throw moejit::Error(moejit::ErrorCode::InvalidArgument,
                             "options.tuning must be one of MOEJIT_TUNING_*");
+      const int32_t combine = options->struct_size >= sizeof(moejit_runtime_options)
+                                  ? options->combine
+                                  : MOEJIT_COMBINE_UNSET;
+      if (combine >= MOEJIT_COMBINE_DETERMINISTIC && combine <= MOEJIT_COMBINE_BATCH_INVARIANT)
+        o.combine = static_cast<moejit::Combine>(combine);
+      else if (combine != MOEJIT_COMBINE_UNSET)
+        throw moejit::Error(moejit::ErrorCode::InvalidArgument,
+                            "options.combine must be one of MOEJIT_COMBINE_*");
     }
     auto handle = std::make_unique<moejit_runtime>();
     handle->runtime = std::make_unique<moejit::Runtime>(device, std::move(o));
@@ -188,7 +210,9 @@ moejit_status moejit_warm(const moejit_shape *shape, const char *arch, const cha
   return guarded([&] {
     moejit::store::CubinStore store(cache_dir ? cache_dir : "");
     auto built =
-        moejit::unwrapOrThrow(moejit::api::warmShape(shapeOf(*shape), arch, gpu ? gpu : "", store));
+        moejit::unwrapOrThrow(moejit::api::warmShape(shapeOf(*shape), arch, gpu ? gpu : "", store,
+                                                     moejit::unwrapOrThrow(
+                                                         moejit::api::combineSetting())));
     uint64_t compiled = 0, not_saved = 0;
     std::string why;
     for (const moejit::runtime::BuildResult &r : built) {

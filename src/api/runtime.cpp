@@ -1,5 +1,6 @@
 #include "moejit/moejit.hpp"
 
+#include "api/options.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "common/settings.h"
@@ -44,6 +45,7 @@ bool sameShape(const MoeShape &a, const MoeShape &b) {
 struct ResolvedOptions {
   bool no_compile = false;
   Tuning tuning = Tuning::Records;
+  Combine combine = Combine::Deterministic;
 };
 
 ResolvedOptions resolve(const RuntimeOptions &options) {
@@ -57,6 +59,16 @@ ResolvedOptions resolve(const RuntimeOptions &options) {
     r.tuning = mode == "heuristic"   ? Tuning::Heuristic
                : mode == "first-use" ? Tuning::FirstUse
                                      : Tuning::Records;
+  }
+  if (options.combine) {
+    r.combine = *options.combine;
+    if (r.combine != Combine::Deterministic && r.combine != Combine::Fast &&
+        r.combine != Combine::BatchInvariant)
+      throw Error(ErrorCode::InvalidArgument,
+                  fmt::format("RuntimeOptions::combine is {}, not a moejit::Combine",
+                              static_cast<int>(r.combine)));
+  } else {
+    r.combine = unwrapOrThrow(api::combineSetting());
   }
   return r;
 }
@@ -127,12 +139,45 @@ Runtime::~Runtime() = default;
 
 const char *version() { return MOEJIT_VERSION; }
 
+llvm::Expected<Combine> api::combineSetting() {
+  auto mode = settings::read("MOEJIT_COMBINE");
+  if (!mode)
+    return mode.takeError();
+  if (mode->empty())
+    return Combine::Deterministic;
+  for (Combine c : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
+    if (*mode == combine_name(c))
+      return c;
+  return makeError(ErrorCode::Internal, "MOEJIT_COMBINE's choices and combine_name disagree");
+}
+
+const char *combine_name(Combine combine) {
+  switch (combine) {
+  case Combine::Deterministic:
+    return "deterministic";
+  case Combine::Fast:
+    return "fast";
+  case Combine::BatchInvariant:
+    return "batch-invariant";
+  }
+  return "unknown";
+}
+
+Combine parse_combine(const std::string &name) {
+  for (Combine c : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
+    if (name == combine_name(c))
+      return c;
+  throw Error(ErrorCode::InvalidArgument,
+              "unknown combine mode '" + name + "' (expected deterministic, fast or batch-invariant)");
+}
+
 CacheStats Runtime::cache_stats() const {
   const store::CubinStore &s = impl_->store;
   return {s.hits(), s.misses(), s.compiles(), s.memoryOnly()};
 }
 
 const std::string &Runtime::arch() const { return impl_->arch.name(); }
+Combine Runtime::combine() const { return impl_->options.combine; }
 const std::string &Runtime::device_name() const { return impl_->device.name; }
 
 std::shared_ptr<const KernelSet> Runtime::get(const MoeShape &shape) {
@@ -154,16 +199,21 @@ std::shared_ptr<const KernelSet> Runtime::getSlow(const MoeShape &shape) {
   throwIfError(workload::validateShape(shape));
   const std::string id = workload::workloadId(shape);
   std::shared_ptr<Slot> slot =
-      slotFor(fmt::format("{}|{}|{}|{}", id, impl_->device.ordinal, impl_->store.root(),
-                          static_cast<int>(impl_->options.tuning)));
+      slotFor(fmt::format("{}|{}|{}|{}|{}", id, impl_->device.ordinal, impl_->store.root(),
+                          static_cast<int>(impl_->options.tuning),
+                          static_cast<int>(impl_->options.combine)));
   std::lock_guard<std::mutex> lock(slot->mutex);
   if (slot->kernels)
     return slot->kernels;
+  const Combine combine = impl_->options.combine;
   runtime::Plan plan = impl_->plan(shape);
+  if (combine == Combine::BatchInvariant)
+    plan = runtime::batchInvariantPlan(std::move(plan));
   runtime::BuildOptions build_options;
   build_options.no_compile = impl_->options.no_compile;
   slot->kernels = unwrapOrThrow(runtime::buildKernelSet(impl_->device, shape, std::move(plan),
-                                                        impl_->arch, impl_->store, build_options));
+                                                        combine, impl_->arch, impl_->store,
+                                                        build_options));
   return slot->kernels;
 }
 

@@ -28,7 +28,8 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
 
 llvm::Expected<std::vector<runtime::BuildResult>>
 warmShape(const MoeShape &shape, const std::string &arch_name, const std::string &gpu,
-          store::CubinStore &store, bool check_only, const runtime::KernelDone &on_kernel) {
+          store::CubinStore &store, Combine combine, bool check_only,
+          const runtime::KernelDone &on_kernel) {
   if (llvm::Error e = nvrtc::checkArch(arch_name))
     return std::move(e);
   if (llvm::Error e = workload::validateShape(shape))
@@ -37,7 +38,8 @@ warmShape(const MoeShape &shape, const std::string &arch_name, const std::string
   if (!parsed)
     return parsed.takeError();
   const Arch &arch = *parsed;
-  const auto specs = runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()));
+  const auto specs =
+      runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()), combine);
   runtime::BuildOptions options;
   options.no_compile = check_only;
   options.on_done = on_kernel;

@@ -22,7 +22,8 @@ namespace moejit::api {
 std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
                                        const std::string &gpu, const std::string &root);
 
-/// Builds every kernel of plansToWarm into `store`, one outcome per kernel;
+/// Builds every kernel of plansToWarm under `combine` into `store` (a
+/// batch-invariant set uses a subset of those plans' configs), one outcome per kernel;
 /// `arch` and the shape are checked first, so bad ones compile and write
 /// nothing. With `check_only` nothing is compiled: a kernel missing from the
 /// cache is an outcome with ErrorCode::CacheMiss (how a deployment proves a
@@ -30,7 +31,7 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
 /// hears of each kernel as it is done (progress).
 llvm::Expected<std::vector<runtime::BuildResult>>
 warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu,
-          store::CubinStore &store, bool check_only = false,
+          store::CubinStore &store, Combine combine, bool check_only = false,
           const runtime::KernelDone &on_kernel = {});
 
 /// The tuning-record check `cache verify` hands to store::verifyCache

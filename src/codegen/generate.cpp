@@ -74,6 +74,8 @@ const char *kindName(KernelKind kind) { return info(kind).name; }
 
 bool KernelSpec::usesMma() const { return isGemm(kind) && shape.dtype != DType::FP32; }
 
+bool KernelSpec::addsToY() const { return kind == KernelKind::Gemm2 && add_to_y; }
+
 std::string KernelSpec::name() const {
   std::string n = fmt::format("moe_{}_{}_k{}_h{}_i{}_e{}", kindName(kind), dtype_name(shape.dtype),
                               shape.k, shape.hidden, shape.intermediate, shape.experts);
@@ -81,6 +83,8 @@ std::string KernelSpec::name() const {
     n += "_" + tile.suffix();
   else if (isGemm(kind))
     n += "_simt";
+  if (addsToY())
+    n += "_addy";
   return n;
 }
 
@@ -153,8 +157,8 @@ std::string generateSource(const KernelSpec &spec) {
                         spec.threads(), spec.name(), kChainedPrologue, k.function);
   }
   out += "using namespace moejit_dev;\n";
-  out += fmt::format("using S = Shape<{}, {}, {}, {}, {}>;\n", s.k, s.hidden, s.intermediate,
-                     s.experts, dtypeConstant(s.dtype));
+  out += fmt::format("using S = Shape<{}, {}, {}, {}, {}{}>;\n", s.k, s.hidden, s.intermediate,
+                     s.experts, dtypeConstant(s.dtype), spec.addsToY() ? ", true" : "");
   out += body;
   return out;
 }

@@ -30,10 +30,16 @@ struct KernelSpec {
   KernelKind kind;
   MoeShape shape;
   TileConfig tile; ///< used by Gemm1/Gemm2 on bf16/fp16 only
+  /// Gemm2 only: add the weighted rows into y (Combine::Fast) instead of
+  /// writing them to the partial buffer for the combine pass.
+  bool add_to_y = false;
 
   /// True for the GEMMs of bf16/fp16 shapes (tensor cores).
   bool usesMma() const;
-  /// e.g. moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s3_w2x2
+  /// A Gemm2 with add_to_y (the flag means nothing on other kinds).
+  bool addsToY() const;
+  /// e.g. moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s3_w2x2; a GEMM2
+  /// that adds into y ends in _addy.
   std::string name() const;
   /// Threads per block.
   int threads() const;

@@ -26,6 +26,16 @@ const std::vector<Setting> &registry() {
        "`shared`: the operator shares the root on purpose (owner and mode are not checked, new "
        "files follow the umask; links and special files are still refused)",
        {"owner", "shared"}},
+      {"MOEJIT_COMBINE",
+       Type::Choice,
+       "`deterministic`",
+       false,
+       "how GEMM2's rows become y (`RuntimeOptions::combine`): `deterministic` (same inputs, "
+       "same bits), `fast` (GEMM2 adds into y with reduce-adds: no combine pass and no partial "
+       "buffer, low bits vary run to run), `batch-invariant` (deterministic, and a token's y "
+       "does not depend on T or the other tokens: one tile plan for every T); the fast "
+       "GEMM2s are kernels of their own, with their own cache entries",
+       {"deterministic", "fast", "batch-invariant"}},
       {"MOEJIT_DEBUG_PIPELINES",
        Type::Bool,
        "`0`",

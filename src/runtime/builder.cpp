@@ -43,24 +43,26 @@ std::string entryKey(const KernelSpec &spec, const std::string &source, const st
   return keyFromInputs(entryKeyInputs(spec, source, arch));
 }
 
-std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan) {
-  return kernelSpecs(shape, llvm::ArrayRef<Plan>(plan));
+std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan, Combine combine) {
+  return kernelSpecs(shape, llvm::ArrayRef<Plan>(plan), combine);
 }
 
-std::vector<KernelSpec> fixedSpecs(const MoeShape &shape) {
+std::vector<KernelSpec> fixedSpecs(const MoeShape &shape, Combine combine) {
   std::vector<KernelSpec> specs;
-  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
-                       KernelKind::Combine})
+  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter})
     specs.push_back({k, shape, {}});
+  if (combine != Combine::Fast)
+    specs.push_back({KernelKind::Combine, shape, {}});
   if (shape.experts <= kRouteBlockMaxExperts)
     specs.push_back({KernelKind::RouteBlock, shape, {}});
   return specs;
 }
 
-std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans) {
-  std::vector<KernelSpec> specs = fixedSpecs(shape);
+std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans,
+                                    Combine combine) {
+  std::vector<KernelSpec> specs = fixedSpecs(shape, combine);
   auto add = [&](KernelKind kind, const codegen::TileConfig &tile) {
-    KernelSpec spec{kind, shape, tile};
+    KernelSpec spec{kind, shape, tile, kind == KernelKind::Gemm2 && combine == Combine::Fast};
     if (std::none_of(specs.begin(), specs.end(),
                      [&](const KernelSpec &s) { return s.name() == spec.name(); }))
       specs.push_back(spec);

@@ -57,12 +57,16 @@ std::string refusedHopperBuild(const codegen::KernelSpec &spec, const nvrtc::Res
                                const std::string &log, bool debug_build);
 
 /// The kernels every plan of `shape` uses: routing (route_block where the
-/// shape allows it) and combine.
-std::vector<codegen::KernelSpec> fixedSpecs(const MoeShape &shape);
-/// Every kernel `run` needs for this plan, each distinct config once.
-std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan);
+/// shape allows it) and, unless `combine` is Fast, the combine pass.
+std::vector<codegen::KernelSpec> fixedSpecs(const MoeShape &shape,
+                                            Combine combine = Combine::Deterministic);
+/// Every kernel `run` needs for this plan, each distinct config once (under
+/// Combine::Fast the GEMM2s add into y).
+std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan,
+                                             Combine combine = Combine::Deterministic);
 /// The same for several plans together (each kernel once).
-std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans);
+std::vector<codegen::KernelSpec> kernelSpecs(const MoeShape &shape, llvm::ArrayRef<Plan> plans,
+                                             Combine combine = Combine::Deterministic);
 
 /// The outcome of one spec: `error` is empty on success.
 struct BuildResult {

@@ -18,17 +18,17 @@ constexpr int64_t kMaxGridY = 65535;
 } // namespace
 
 llvm::Expected<std::shared_ptr<KernelSetImpl>>
-buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, const Arch &arch,
-               store::CubinStore &store, const BuildOptions &options) {
-  auto built = buildKernels(kernelSpecs(shape, plan), arch, store, options);
+buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, Combine combine,
+               const Arch &arch, store::CubinStore &store, const BuildOptions &options) {
+  auto built = buildKernels(kernelSpecs(shape, plan, combine), arch, store, options);
   if (!built)
     return built.takeError();
-  return KernelSetImpl::load(device, shape, std::move(plan), std::move(*built));
+  return KernelSetImpl::load(device, shape, std::move(plan), combine, std::move(*built));
 }
 
-llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver::Device &device,
-                                                                   const MoeShape &shape, Plan plan,
-                                                                   std::vector<BuiltKernel> built) {
+llvm::Expected<std::shared_ptr<KernelSetImpl>>
+KernelSetImpl::load(const driver::Device &device, const MoeShape &shape, Plan plan,
+                    Combine combine, std::vector<BuiltKernel> built) {
   if (llvm::Error e = device.makeCurrent())
     return e;
   auto set = std::shared_ptr<KernelSetImpl>(new KernelSetImpl());
@@ -37,6 +37,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
   set->max_tokens_ = maxTokens(shape);
   set->id_ = workload::workloadId(shape);
   set->plan_ = std::move(plan);
+  set->combine_mode_ = combine;
   for (const BuiltKernel &b : built) {
     auto k = set->modules_.load(b);
     if (!k)
@@ -54,7 +55,7 @@ llvm::Expected<std::shared_ptr<KernelSetImpl>> KernelSetImpl::load(const driver:
   set->routing_ = {find(KernelKind::RouteCount), find(KernelKind::RouteScan),
                    find(KernelKind::RouteScatter), find(KernelKind::RouteBlock)};
   set->combine_ = find(KernelKind::Combine);
-  if (!set->routing_.complete() || !set->combine_)
+  if (!set->routing_.complete() || (combine == Combine::Fast) != (set->combine_ == nullptr))
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",
                      workload::canonicalText(shape));
   for (const GemmPlan &g : set->plan_.buckets) {
@@ -98,8 +99,8 @@ std::vector<BucketPlan> KernelSetImpl::plan() const {
 
 int64_t maxTokens(const MoeShape &shape) { return (INT_MAX / 2) / shape.k; }
 
-llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int64_t tokens,
-                                    int64_t max_tokens) {
+llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Combine combine,
+                                    int64_t tokens, int64_t max_tokens) {
   if (tokens > max_tokens)
     return makeError(ErrorCode::InvalidArgument,
                      "moejit run: tokens = {} is more than one call supports for k = {} (at most "
@@ -114,7 +115,7 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int
                      "moejit run: tokens = {} needs more row tiles than one "
                      "launch can hold; split the batch",
                      tokens);
-  r.workspace = workspaceLayout(shape, r.geometry);
+  r.workspace = workspaceLayout(shape, r.geometry, combine);
   return r;
 }
 
@@ -206,7 +207,8 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
 size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
   if (tokens <= 0)
     return 0;
-  return unwrapOrThrow(runLayout(shape_, plan_, tokens, max_tokens_)).workspace.total;
+  return unwrapOrThrow(runLayout(shape_, plan_, combine_mode_, tokens, max_tokens_))
+      .workspace.total;
 }
 
 llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
@@ -214,7 +216,7 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
     return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is negative", a.tokens);
   if (a.tokens == 0)
     return llvm::Error::success();
-  auto layout = runLayout(shape_, plan_, a.tokens, max_tokens_);
+  auto layout = runLayout(shape_, plan_, combine_mode_, a.tokens, max_tokens_);
   if (!layout)
     return layout.takeError();
   const int bucket = layout->bucket;

@@ -30,8 +30,8 @@ struct RunLayout {
 /// be at most `max_tokens` (maxTokens(shape), computed once by the caller:
 /// this is the hot path) and to fit one launch; InvalidArgument naming the
 /// limit otherwise. Nothing here can overflow.
-llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, int64_t tokens,
-                                    int64_t max_tokens);
+llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Combine combine,
+                                    int64_t tokens, int64_t max_tokens);
 
 /// The argument check of `run`: no null or misaligned pointer, every
 /// tensor's byte count and address range computed without overflow, y
@@ -42,20 +42,21 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &args, size_t work
 
 class KernelSetImpl;
 
-/// The kernel set of `shape` under `plan` on `device`: every kernel the plan
-/// uses fetched from `store` or compiled (options.no_compile: a miss is an
-/// error), then loaded. What Runtime::get and the bench's fixed-plan sets
-/// are made by.
+/// The kernel set of `shape` under `plan` and `combine` on `device`: every
+/// kernel they use fetched from `store` or compiled (options.no_compile: a
+/// miss is an error), then loaded. What Runtime::get and the bench's
+/// fixed-plan sets are made by.
 llvm::Expected<std::shared_ptr<KernelSetImpl>>
-buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, const Arch &arch,
-               store::CubinStore &store, const BuildOptions &options = {});
+buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, Combine combine,
+               const Arch &arch, store::CubinStore &store, const BuildOptions &options = {});
 
 class KernelSetImpl final : public KernelSet {
 public:
-  /// Loads `built` (from kernelSpecs(shape, plan)) into the device's context.
-  static llvm::Expected<std::shared_ptr<KernelSetImpl>> load(const driver::Device &device,
-                                                             const MoeShape &shape, Plan plan,
-                                                             std::vector<BuiltKernel> built);
+  /// Loads `built` (from kernelSpecs(shape, plan, combine)) into the
+  /// device's context.
+  static llvm::Expected<std::shared_ptr<KernelSetImpl>>
+  load(const driver::Device &device, const MoeShape &shape, Plan plan, Combine combine,
+       std::vector<BuiltKernel> built);
 
   size_t workspace_bytes(int64_t tokens) const override;
   void run(const MoeArgs &args, void *stream) const override;
@@ -64,6 +65,7 @@ public:
   std::vector<KernelInfo> kernels() const override;
   std::vector<BucketPlan> plan() const override;
   const std::string &plan_source() const override { return plan_.source; }
+  Combine combine() const override { return combine_mode_; }
 
   /// `run` with errors as values.
   llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;
@@ -77,13 +79,14 @@ private:
   int64_t max_tokens_ = 0; ///< maxTokens(shape_)
   std::string id_;
   Plan plan_;
+  Combine combine_mode_ = Combine::Deterministic;
   ModuleSet modules_;
   std::vector<codegen::KernelSpec> specs_;
   std::vector<LoadedKernel> kernels_; ///< parallel to specs_
   /// Keep the cache files open (shared flock) while loaded: prune skips them.
   std::vector<store::Lease> leases_;
   RoutingKernels routing_;
-  const LoadedKernel *combine_ = nullptr;
+  const LoadedKernel *combine_ = nullptr; ///< null under Combine::Fast
   /// Per token bucket, the two GEMMs `run` launches (resolved at load time
   /// so that `run` does no search).
   std::vector<std::pair<const LoadedKernel *, const LoadedKernel *>> bucket_gemms_;

@@ -23,7 +23,7 @@ LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m)
   return g;
 }
 
-WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) {
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, Combine combine) {
   WorkspaceLayout w{};
   size_t at = 0;
   auto take = [&](size_t &field, size_t bytes) {
@@ -37,7 +37,7 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g) 
   take(w.num_tiles, sizeof(int32_t));
   take(w.sorted_ids, sizeof(int32_t) * g.assignments);
   take(w.h, elem * g.assignments * shape.intermediate);
-  take(w.partial, elem * g.assignments * shape.hidden);
+  take(w.partial, combine == Combine::Fast ? 0 : elem * g.assignments * shape.hidden);
   w.total = at;
   return w;
 }
@@ -154,7 +154,7 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
   p.h = ws + w.h;
-  p.partial = ws + w.partial;
+  p.partial = w.partial == w.total ? nullptr : ws + w.partial; // none: GEMM2 adds into y
   p.route_blocks = geo.route_blocks;
   p.tile_m = geo.tile_m;
   p.max_tiles = static_cast<int32_t>(geo.max_tiles);
@@ -216,16 +216,33 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
                         const LaunchGeometry &geo, const LaunchParams &p, unsigned stages,
                         CUstream stream) {
+  // GEMM2 adds into y: zero it where the memset breaks no chain of
+  // dependent launches (first), unless GEMM1 still reads it as x.
+  const bool adds_to_y = k.combine == nullptr && (stages & kGemm2);
+  const bool zero_first = adds_to_y && (stages & kRouting) && p.y != p.x;
+  auto zeroY = [&]() -> llvm::Error {
+    MOEJIT_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.y), 0,
+                              static_cast<size_t>(p.tokens) * shape.hidden *
+                                  dtype_bytes(shape.dtype),
+                              stream));
+    return llvm::Error::success();
+  };
+  if (zero_first)
+    if (llvm::Error e = zeroY())
+      return e;
   if (stages & kRouting)
     if (llvm::Error e = enqueueRouting(k.routing, geo, p, stream))
       return e;
   if (stages & kGemm1)
     if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p, stream))
       return e;
+  if (adds_to_y && !zero_first)
+    if (llvm::Error e = zeroY())
+      return e;
   if (stages & kGemm2)
     if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm2, *k.gemm2, plan.gemm2, geo, p, stream))
       return e;
-  if (stages & kCombine)
+  if ((stages & kCombine) && k.combine)
     return enqueueCombine(shape, *k.combine, p, stream);
   return llvm::Error::success();
 }

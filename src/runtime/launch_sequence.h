@@ -28,7 +28,10 @@ struct LaunchGeometry {
 };
 
 LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
-WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g);
+/// The scratch of one call; Combine::Fast needs no partial rows (GEMM2 adds
+/// into y), so `partial` is empty there.
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g,
+                                Combine combine = Combine::Deterministic);
 
 /// A loaded kernel and what the launch needs to know about it.
 struct LoadedKernel {
@@ -86,7 +89,9 @@ int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGe
 /// The kernels one call of a bucket launches.
 struct CallKernels {
   RoutingKernels routing;
-  const LoadedKernel *gemm1 = nullptr, *gemm2 = nullptr, *combine = nullptr;
+  const LoadedKernel *gemm1 = nullptr, *gemm2 = nullptr;
+  /// The combine pass; null when gemm2 adds into y (Combine::Fast).
+  const LoadedKernel *combine = nullptr;
 };
 
 /// The stages enqueueCall launches, as a mask: runs launch them all; the
@@ -102,7 +107,9 @@ enum Stage : unsigned {
 /// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`
 /// holds; only those of the stages asked for are needed) at `geometry`:
 /// routing (route_block when there is one and the assignments fit it,
-/// else count, scan, scatter), GEMM1, GEMM2, combine.
+/// else count, scan, scatter), GEMM1, GEMM2, combine. Without a combine
+/// kernel, GEMM2 adds into y, which is zeroed first: before routing, or
+/// after GEMM1 when y is x (GEMM1 reads x) or routing is not enqueued.
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &kernels, const GemmPlan &plan,
                         const LaunchGeometry &geometry, const LaunchParams &params, unsigned stages,
                         CUstream stream);

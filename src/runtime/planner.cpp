@@ -26,6 +26,13 @@ Plan heuristicPlan(const MoeShape &shape, const Arch &arch) {
   return plan;
 }
 
+Plan batchInvariantPlan(Plan plan) {
+  const GemmPlan last = plan.buckets.back();
+  plan.buckets.assign(plan.buckets.size(), last);
+  plan.source += " (batch-invariant: the largest bucket's configs for every T)";
+  return plan;
+}
+
 /// The tile rules a plan's configs must follow on `arch`.
 llvm::Error checkGemmPlan(const GemmPlan &g, const Arch &arch) {
   if (llvm::Error e = codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1))

@@ -36,6 +36,10 @@ struct Plan {
 /// the larger. InvalidArgument naming the rule otherwise.
 llvm::Error checkGemmPlan(const GemmPlan &plan, const Arch &arch);
 
+/// `plan` with every bucket on the largest bucket's GEMM configs (source
+/// marked), so that no row's arithmetic depends on T (Combine::BatchInvariant).
+Plan batchInvariantPlan(Plan plan);
+
 /// Heuristic plan for target `arch` from the expected rows per expert,
 /// T*k/E, of each bucket. wgmma configs are chosen only for sm_90a.
 Plan heuristicPlan(const MoeShape &shape, const Arch &arch);

@@ -47,7 +47,10 @@ template <class S> __device__ __forceinline__ float weight_of(const LaunchParams
   return static_cast<const float *>(p.top_k_weights)[a];
 }
 
-template <int K_, int H_, int I_, int E_, int DT_> struct Shape {
+/// ADD_TO_Y_: GEMM2 adds its weighted rows into y (Combine::Fast) rather
+/// than writing partial rows for the combine pass.
+template <int K_, int H_, int I_, int E_, int DT_, bool ADD_TO_Y_ = false> struct Shape {
+  static constexpr bool ADD_TO_Y = ADD_TO_Y_;
   static constexpr int K = K_;
   static constexpr int H = H_;
   static constexpr int I = I_;

@@ -4,10 +4,12 @@
 // GEMM1: rows of x gathered in sorted order times [gate; up] of the expert,
 //        h[row] = silu(x.gate) * (x.up)            (M = T*k, N = I, K = H)
 // GEMM2: rows of h times down of the expert, scaled by the routing weight
-//        and stored at the assignment's own row of `partial` (N = H, K = I).
+//        and stored at the assignment's own row of `partial` (N = H, K = I),
+//        or added into the token's row of y (S::ADD_TO_Y, Combine::Fast).
 #pragma once
 
 #include "blocks/moe_common.cuh"
+#include "ptx/reduce.cuh"
 
 namespace moejit_dev {
 
@@ -108,14 +110,26 @@ __device__ __forceinline__ void store_h(const LaunchParams &p, int row, int col,
   store2<S::DT>(h, silu(g0) * u0, silu(g1) * u1);
 }
 
+/// Where GEMM2's output row of assignment t*k+j goes: row t*k+j of partial,
+/// or (S::ADD_TO_Y) row t of y, which the rows of t's slots add into.
+template <class S>
+__device__ __forceinline__ typename S::T *gemm2_out_row(const LaunchParams &p, int assignment) {
+  if constexpr (S::ADD_TO_Y)
+    return static_cast<typename S::T *>(p.y) + static_cast<long long>(assignment / S::K) * S::H;
+  else
+    return static_cast<typename S::T *>(p.partial) + static_cast<long long>(assignment) * S::H;
+}
+
 /// GEMM2 epilogue: `assignment` is t*k+j of the sorted row, `weight` its
 /// routing weight.
 template <class S>
 __device__ __forceinline__ void store_partial(const LaunchParams &p, int assignment, float weight,
                                               int col, float v0, float v1) {
-  auto *out =
-      static_cast<typename S::T *>(p.partial) + static_cast<long long>(assignment) * S::H + col;
-  store2<S::DT>(out, v0 * weight, v1 * weight);
+  auto *out = gemm2_out_row<S>(p, assignment) + col;
+  if constexpr (S::ADD_TO_Y)
+    red_add2<S::DT>(out, v0 * weight, v1 * weight);
+  else
+    store2<S::DT>(out, v0 * weight, v1 * weight);
 }
 
 } // namespace moejit_dev

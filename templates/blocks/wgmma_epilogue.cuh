@@ -1,5 +1,6 @@
 // The epilogues of the wgmma GEMMs for one warpgroup's 64 rows (GEMM1:
-// silu(gate)*up into h; GEMM2: weighted rows of partial): straight from the
+// silu(gate)*up into h; GEMM2: weighted rows of partial, or added into y
+// under S::ADD_TO_Y): straight from the
 // accumulators to global memory, or (warp-specialised kernels) staged in
 // shared memory and sent by one bulk copy per row, which runs on while the
 // warpgroup starts its next tile.
@@ -82,7 +83,8 @@ template <bool Gemm1, int N> __host__ __device__ constexpr int staging_pitch() {
 /// The staged epilogue. `staging`: this warpgroup's rows; `barrier`: a
 /// named barrier id of this warpgroup alone; `copy_dst`: for the thread's
 /// copy row (threads 0..63 of the warpgroup, row = that index), the global
-/// row start, or null past the tile's rows.
+/// row start (for GEMM2 gemm2_out_row + n0: a bulk reduce-add under
+/// S::ADD_TO_Y), or null past the tile's rows.
 template <class S, bool Gemm1, int N>
 __device__ __forceinline__ void stage_wgmma_tile(const RowTile &tile, int n0, float (&acc)[N / 2],
                                                  const RowMeta &m, typename S::T *staging,
@@ -114,7 +116,10 @@ __device__ __forceinline__ void stage_wgmma_tile(const RowTile &tile, int n0, fl
   if (copy_dst) {
     const int r = threadIdx.x % 128;
     const int cols = min(out_columns<Gemm1, N>(), D::N - n0);
-    bulk_store(copy_dst, staging + r * PITCH, static_cast<unsigned>(cols) * 2u);
+    if constexpr (!Gemm1 && S::ADD_TO_Y)
+      bulk_reduce_add<S::DT>(copy_dst, staging + r * PITCH, static_cast<unsigned>(cols) * 2u);
+    else
+      bulk_store(copy_dst, staging + r * PITCH, static_cast<unsigned>(cols) * 2u);
     bulk_commit();
   }
 }

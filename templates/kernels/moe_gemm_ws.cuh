@@ -170,8 +170,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         const int row = tile.row_begin + wg * 64 + threadIdx.x % 128;
         if (threadIdx.x % 128 < 64 && row < tile.row_end)
           copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(row) * S::I
-                            : static_cast<T *>(p.partial) +
-                                  static_cast<long long>(p.sorted_ids[row]) * S::H) +
+                            : gemm2_out_row<S>(p, p.sorted_ids[row])) +
                      n0;
       }
       int previous = -1;

@@ -37,6 +37,27 @@ class Package(unittest.TestCase):
         self.assertEqual(again.compiled, 0)
         self.assertEqual(again.kernels, first.kernels)
 
+    def test_fast_combine_warms_gemm2s_of_its_own(self):
+        (deterministic,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        os.environ["MOEJIT_COMBINE"] = "fast"
+        try:
+            (fast,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        finally:
+            del os.environ["MOEJIT_COMBINE"]
+        # No combine pass; the GEMM1s and routing are shared, the GEMM2s
+        # that add into y are compiled now.
+        self.assertEqual(fast.kernels, deterministic.kernels - 1)
+        self.assertGreater(fast.compiled, 0)
+        self.assertLess(fast.compiled, fast.kernels)
+        os.environ["MOEJIT_COMBINE"] = "sloppy"
+        try:
+            with self.assertRaises(moejit.MoejitError) as bad:
+                moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        finally:
+            del os.environ["MOEJIT_COMBINE"]
+        self.assertEqual(bad.exception.status, "INVALID_ARGUMENT")
+        self.assertIn("MOEJIT_COMBINE=sloppy", bad.exception.message)
+
     def test_errors_are_typed(self):
         with self.assertRaises(moejit.MoejitError) as bad_arch:
             moejit.warm([SMALL], "sm_80a", cache_dir=self.root)

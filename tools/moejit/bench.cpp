@@ -242,12 +242,12 @@ void writeJson(const std::string &path, const std::string &device,
 /// The kernel set of `c` with one GEMM plan for every bucket, bypassing the
 /// planner (for comparing configs).
 std::shared_ptr<const KernelSet> withPlan(const BenchCase &c, const Arch &arch,
-                                          const runtime::GemmPlan &g) {
+                                          const runtime::GemmPlan &g, Combine combine) {
   static store::CubinStore store;
   static const driver::Device device = unwrapOrThrow(driver::Device::open(0));
   runtime::Plan plan;
   plan.buckets.assign(runtime::kBucketCount, g);
-  return unwrapOrThrow(runtime::buildKernelSet(device, c.shape, plan, arch, store));
+  return unwrapOrThrow(runtime::buildKernelSet(device, c.shape, plan, combine, arch, store));
 }
 
 /// "G1:G2", each a tile config suffix (bm128_bn64_s3_w2x2), for `arch`.
@@ -265,6 +265,7 @@ struct BenchArgs {
   ShapeArgs shapes;
   std::vector<int64_t> tokens;
   std::vector<std::string> configs;
+  std::vector<std::string> combines; ///< empty: MOEJIT_COMBINE's mode only
   std::string json;
   int runs = 50, processes = 5;
   bool compare_heuristic = false, jit = false;
@@ -284,22 +285,35 @@ int runBench(const BenchArgs &a) {
       for (const MoeShape &s : shapes)
         cases.push_back({"custom_t" + std::to_string(t), t, s});
   }
-  Runtime rt(0);
+  // One runtime per (combine mode, tuning) asked for; their kernel sets
+  // are interleaved run by run. --compare-heuristic: the tuned plan
+  // (records, shipped tables) and the heuristic's.
+  std::vector<std::optional<Combine>> modes;
+  for (const std::string &name : a.combines)
+    modes.push_back(parse_combine(name));
+  if (modes.empty())
+    modes.push_back(std::nullopt); // MOEJIT_COMBINE
+  std::vector<std::unique_ptr<Runtime>> runtimes;
+  for (const std::optional<Combine> &mode : modes)
+    for (bool heuristic : {false, true}) {
+      if (heuristic && !a.compare_heuristic)
+        continue;
+      RuntimeOptions options;
+      options.combine = mode;
+      if (heuristic)
+        options.tuning = Tuning::Heuristic;
+      runtimes.push_back(std::make_unique<Runtime>(0, options));
+    }
+  const Runtime &rt = *runtimes.front();
   const Arch arch = unwrapOrThrow(Arch::parse(rt.arch()));
   testkit::useDevice0();
   std::vector<runtime::GemmPlan> plans;
   for (const std::string &config : configs)
     plans.push_back(parsePlan(config, arch));
-  // --compare-heuristic: the tuned plan (records, shipped tables) and the
-  // heuristic's, interleaved run by run.
-  std::unique_ptr<Runtime> heuristic;
-  std::vector<Runtime *> runtimes{&rt};
-  if (a.compare_heuristic) {
-    RuntimeOptions options;
-    options.tuning = Tuning::Heuristic;
-    heuristic = std::make_unique<Runtime>(0, options);
-    runtimes.push_back(heuristic.get());
-  }
+  // The label of a kernel set: its plan, and its mode where modes were asked for.
+  auto label = [&](const std::string &plan, Combine mode) {
+    return a.combines.empty() ? plan : plan + "/" + combine_name(mode);
+  };
   std::printf("device: %s (%s), %d runs per case, L2 flushed before each\n",
               rt.device_name().c_str(), rt.arch().c_str(), runs);
   std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E", "ms", "TFLOP/s",
@@ -310,15 +324,20 @@ int runBench(const BenchArgs &a) {
   for (const BenchCase &c : cases) {
     std::vector<std::pair<std::string, std::shared_ptr<const KernelSet>>> sets;
     if (plans.empty()) {
-      for (Runtime *runtime : runtimes) {
+      for (const auto &runtime : runtimes) {
         auto set = runtime->get(c.shape);
         // "heuristic", "shipped", "tuning" (record) or "autotuned".
         const std::string &source = set->plan_source();
-        sets.emplace_back(source.substr(0, source.find(' ')), set);
+        sets.emplace_back(label(source.substr(0, source.find(' ')), set->combine()), set);
       }
     }
     for (const runtime::GemmPlan &g : plans)
-      sets.emplace_back(g.gemm1.suffix() + ":" + g.gemm2.suffix(), withPlan(c, arch, g));
+      for (const std::optional<Combine> &mode : modes) {
+        // Without --combine: the mode MOEJIT_COMBINE gives the runtime.
+        const Combine m = mode ? *mode : rt.combine();
+        sets.emplace_back(label(g.gemm1.suffix() + ":" + g.gemm2.suffix(), m),
+                          withPlan(c, arch, g, m));
+      }
     std::vector<const KernelSet *> raw;
     for (const auto &set : sets)
       raw.push_back(set.second.get());
@@ -376,6 +395,14 @@ Command addBench(CLI::App &app, const std::string &self) {
                 unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)));
               },
               ""));
+  CLI::Option *combine =
+      cmd->add_option("--combine", a->combines,
+                      "time kernel sets of this combine mode (deterministic, fast, "
+                      "batch-invariant; repeatable: the modes are interleaved run by run); "
+                      "default: MOEJIT_COMBINE's")
+          ->type_name("MODE")
+          ->allow_extra_args(false)
+          ->check(CLI::IsMember({"deterministic", "fast", "batch-invariant"}));
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
   CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE")
@@ -390,7 +417,7 @@ Command addBench(CLI::App &app, const std::string &self) {
       ->transform(integerText())
       ->check(CLI::Range(0, 1000))
       ->needs(jit);
-  for (CLI::Option *o : {tokens, config, compare, json, runs})
+  for (CLI::Option *o : {tokens, config, combine, compare, json, runs})
     o->excludes(jit);
   return {cmd, [a, self] {
             return a->jit ? runJitBench(shapesOf(a->shapes), a->processes, self) : runBench(*a);

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "progress.h"
 
+#include "api/options.h"
 #include "api/warm.h"
 #include "common/error.h"
 #include "common/settings.h"
@@ -28,7 +29,7 @@ namespace {
 
 struct WarmArgs {
   ShapeArgs shapes;
-  std::string arch, gpu, cache_dir, buckets;
+  std::string arch, gpu, cache_dir, buckets, combine;
   bool tune = false, check = false, json = false;
 };
 
@@ -144,6 +145,8 @@ int runWarm(const WarmArgs &a) {
   // --check, or a no-compile deployment: prove the cache complete, compile
   // nothing.
   const bool check = a.check || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
+  const Combine combine =
+      a.combine.empty() ? unwrapOrThrow(api::combineSetting()) : parse_combine(a.combine);
   if (arch) // before anything is compiled or written
     throwIfError(nvrtc::checkArch(*arch));
   if (check && a.tune)
@@ -229,7 +232,8 @@ int runWarm(const WarmArgs &a) {
         printTuning(record, path);
     }
     const auto start = std::chrono::steady_clock::now();
-    auto built = api::warmShape(shape, *arch, gpu, store, check, kernelReporter(progress));
+    auto built =
+        api::warmShape(shape, *arch, gpu, store, combine, check, kernelReporter(progress));
     progress.clear();
     const std::vector<runtime::BuildResult> results = unwrapOrThrow(std::move(built));
     const double ms =
@@ -349,6 +353,11 @@ Command addWarm(CLI::App &app) {
                 "compile nothing: list the kernels missing from the cache, exit 1 if any (as "
                 "MOEJIT_NO_COMPILE=1 does)")
       ->excludes(tune);
+  cmd->add_option("--combine", a->combine,
+                  "the combine mode whose kernels to warm: deterministic (also serves "
+                  "batch-invariant), fast (default: MOEJIT_COMBINE's)")
+      ->type_name("MODE")
+      ->check(CLI::IsMember({"deterministic", "fast", "batch-invariant"}));
   cmd->add_flag("--json", a->json, "print a JSON document on stdout instead of text");
   return {cmd, [a] { return runWarm(*a); }};
 }
