@@ -59,8 +59,7 @@ WRAPPER = """template <> struct Wgmma<{n}, {is_bf16}> {{
 
 def main():
     parts = [HEADER]
-    # 32, 48 and 96: the half-width wgmmas of 64-row tail tiles (moe_gemm_ws.cuh).
-    for n in (32, 48, 64, 96, 128, 192, 256):
+    for n in (64, 128, 192, 256):
         regs = n // 2
         for is_bf16, ptx in (("true", "bf16"), ("false", "f16")):
             parts.append(WRAPPER.format(

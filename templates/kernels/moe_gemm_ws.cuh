@@ -5,14 +5,11 @@
 // GEMM2), zero-filled past the tile's rows and past K. Warpgroups 1 and 2
 // consume: each multiplies 64 rows of the 128-row tile with wgmma from the
 // swizzled stages and stores its rows itself, while the producer already
-// fills the stages of the next tile; a tail tile of at most 64 rows takes a
-// second main loop in which each multiplies those rows by half of the
-// columns (chosen once per tile). With STAGED, a warpgroup writes its rows
-// to shared memory and sends them by bulk copies that run on while it
-// starts the next tile (fewer stages fit beside the staging rows). Stages
-// hand over through mbarriers (full: producer -> consumers, empty:
-// consumers -> producer); there is no block-wide barrier after the
-// prologue.
+// fills the stages of the next tile. With STAGED, a warpgroup writes its
+// rows to shared memory and sends them by bulk copies that run on while it
+// starts the next tile (fewer stages fit beside the staging rows). Stages hand over through mbarriers
+// (full: producer -> consumers, empty: consumers -> producer); there is no
+// block-wide barrier after the prologue.
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
@@ -152,94 +149,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     cp_async_wait<0>();
   }
 
-  /// Tail tiles of at most 64 rows run a second main loop: both consumer
-  /// warpgroups multiply the same 64 rows, each half of the columns (GEMM1:
-  /// half of the gate and half of the up rows), so no warpgroup multiplies
-  /// zero rows. Needs a wgmma of half the width whose B rows start on a
-  /// 1024-byte swizzle atom.
-  static constexpr int HALF_N = BN / 2; // wgmma N of one half (GEMM1: of gate, and of up)
-  static constexpr bool HAS_HALF = HALF_N % 8 == 0 && (HALF_N == 32 || HALF_N == 48 ||
-                                                       HALF_N == 64 || HALF_N == 96 ||
-                                                       HALF_N == 128);
-  /// Output columns of one warpgroup in a half tile.
-  static constexpr int HALF_COLUMNS = BN / 2;
-
-  /// Accumulators [J * HALF_N / 2, (J + 1) * HALF_N / 2) as the array one
-  /// half-width wgmma writes.
-  template <int J>
-  static __device__ __forceinline__ float (&half_acc(float (&acc)[N / 2]))[HALF_N / 2] {
-    return *reinterpret_cast<float(*)[HALF_N / 2]>(acc + J * (HALF_N / 2));
-  }
-
-  /// The k-loop of one tile for warpgroup `wg`: full tiles (HALF false)
-  /// multiply the warpgroup's 64 rows by all N B rows; half tiles rows
-  /// 0..63 by the warpgroup's half of the B rows. Hands each stage back.
-  template <bool HALF>
-  static __device__ __forceinline__ void mainloop(const Smem &sm, int wg, float (&acc)[N / 2],
-                                                  int &stage, unsigned &phase) {
-    const bool signals = threadIdx.x % 128 == 0;
-    int previous = -1;
-    for (int kt = 0; kt < KT; ++kt) {
-      mbar_wait(&sm.full[stage], phase);
-      // The A rows came by cp.async (generic proxy); wgmma reads through
-      // the async proxy.
-      fence_proxy_async_shared();
-      const T *tA = sm.a + stage * A_STAGE + (HALF ? 0 : wg * 64 * BK);
-      const T *tB = sm.b + stage * B_STAGE;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) { // k16 steps: +32 bytes inside the 128-byte row
-        if constexpr (!HALF) {
-          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16),
-                                        1);
-        } else {
-          const T *half_b = tB + wg * HALF_N * BK + kk * 16;
-          Wgmma<HALF_N, S::DT == kBF16>::run(half_acc<0>(acc), wgmma_desc(tA + kk * 16),
-                                             wgmma_desc(half_b), 1);
-          if constexpr (Gemm1) // the up rows of the same columns, BN rows further
-            Wgmma<HALF_N, S::DT == kBF16>::run(half_acc<1>(acc), wgmma_desc(tA + kk * 16),
-                                               wgmma_desc(half_b + BN * BK), 1);
-        }
-      }
-      wgmma_commit();
-      // One group stays in flight; the one before it is done with its
-      // stage, which goes back to the producer.
-      wgmma_wait<1>();
-      if (previous >= 0 && signals)
-        mbar_arrive(&sm.empty[previous]);
-      previous = stage;
-      if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-    wgmma_wait<0>();
-    if (signals)
-      mbar_arrive(&sm.empty[previous]);
-  }
-
-  /// The epilogue of one tile as a wgmma of width NE over the 64 rows of
-  /// `row_wg` (0 or 1) from column n0.
-  template <int NE>
-  static __device__ __forceinline__ void epilogue(const LaunchParams &p, const Smem &sm,
-                                                  const RowTile &tile, int n0, int wg, int row_wg,
-                                                  float (&acc)[NE / 2], const RowMeta &meta) {
-    if constexpr (STAGED) {
-      T *copy_dst = nullptr;
-      const int row = tile.row_begin + row_wg * 64 + threadIdx.x % 128;
-      if (threadIdx.x % 128 < 64 && row < tile.row_end && n0 < D::N)
-        copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(row) * S::I
-                          : gemm2_out_row<S>(p, p.sorted_ids[row])) +
-                   n0;
-      stage_wgmma_tile<S, Gemm1, NE>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
-                                     copy_dst);
-    } else {
-      store_wgmma_tile<S, Gemm1, NE>(p, tile, n0, row_wg, acc, meta);
-    }
-  }
-
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
-    const int wg = threadIdx.x / 128 - 1; // 64-row half of the tile, or column half
+    const int wg = threadIdx.x / 128 - 1; // 64-row half of the tile
+    const bool signals = threadIdx.x % 128 == 0;
     int stage = 0;
     unsigned phase = 0;
     float acc[N / 2];
@@ -251,23 +163,49 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;
-      // One branch per tile, none inside the k-loop.
-      bool half = false;
-      if constexpr (HAS_HALF)
-        half = tile.row_end - tile.row_begin <= 64;
       // The epilogue's row metadata, loaded now so that it waits on nothing.
-      const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, half ? 0 : wg);
-      if (half) {
-        if constexpr (HAS_HALF) {
-          mainloop<true>(sm, wg, acc, stage, phase);
-          epilogue<Gemm1 ? BN : HALF_N>(p, sm, tile, n0 + wg * HALF_COLUMNS, wg, 0,
-                                        *reinterpret_cast<float(*)[(Gemm1 ? BN : HALF_N) / 2]>(acc),
-                                        meta);
-        }
-      } else {
-        mainloop<false>(sm, wg, acc, stage, phase);
-        epilogue<N>(p, sm, tile, n0, wg, wg, acc, meta);
+      const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, wg);
+      T *copy_dst = nullptr;
+      if constexpr (STAGED) {
+        const int row = tile.row_begin + wg * 64 + threadIdx.x % 128;
+        if (threadIdx.x % 128 < 64 && row < tile.row_end)
+          copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(row) * S::I
+                            : gemm2_out_row<S>(p, p.sorted_ids[row])) +
+                     n0;
       }
+      int previous = -1;
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.full[stage], phase);
+        // The A rows came by cp.async (generic proxy); wgmma reads through
+        // the async proxy.
+        fence_proxy_async_shared();
+        const T *tA = sm.a + stage * A_STAGE + wg * 64 * BK;
+        const T *tB = sm.b + stage * B_STAGE;
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
+          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16),
+                                        1);
+        wgmma_commit();
+        // One group stays in flight; the one before it is done with its
+        // stage, which goes back to the producer.
+        wgmma_wait<1>();
+        if (previous >= 0 && signals)
+          mbar_arrive(&sm.empty[previous]);
+        previous = stage;
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+      wgmma_wait<0>();
+      if (signals)
+        mbar_arrive(&sm.empty[previous]);
+      if constexpr (STAGED)
+        stage_wgmma_tile<S, Gemm1, N>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
+                                      copy_dst);
+      else
+        store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc, meta);
     }
     if constexpr (STAGED)
       bulk_wait<0>(); // the last rows are in global memory before the grid ends
