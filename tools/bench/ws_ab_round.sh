@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Issue 10 step 3 (64-row tail tiles in the warp-specialised GEMMs) on the
-# GPU machine, over build-gpu/ (tools/bench/bundle.sh BASE): the GPU suite,
-# every half width (32, 48, 64, 96, 128; staged and not) checked against the
-# GPU reference at T=2048 and 8192, an ABBA A/B of whole calls against
-# build-gpu/moejit-base, ncu durations of the GEMMs at T=2048 and 8192, and
-# racecheck of a call whose tiles are all tails. Logs in $OUT/logs.tar.gz,
-# summary in $OUT/summary.txt.
+# A change to the warp-specialised GEMMs on the GPU machine, over build-gpu/
+# (tools/bench/bundle.sh BASE): the GPU suite, GEMM1:GEMM2 config pairs
+# (staged and not; every half width when it was the 64-row tail round)
+# checked against the GPU reference at T=2048 and 8192, an ABBA A/B of
+# whole calls against build-gpu/moejit-base, ncu durations of the GEMMs at
+# T=2048 and 8192 (with the combine pass), racecheck of a call of small
+# tiles and memcheck of the tail tests. Logs in $OUT/logs.tar.gz, summary
+# in $OUT/summary.txt. Used for the 64-row tails (6e32099) and the combine
+# in GEMM2 (not committed; NOTES.md).
 source "$(dirname "$0")/round_env.sh"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 240 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
@@ -32,17 +34,17 @@ for t in 2048 8192; do
   for bin in moejit moejit-base; do
     c=$cache
     [ $bin = moejit-base ] && c=$cache_base
-    MOEJIT_CACHE_DIR=$c timeout 60 ncu --clock-control none -k regex:"moe_gemm" -c 2 \
+    MOEJIT_CACHE_DIR=$c timeout 60 ncu --clock-control none -k regex:"moe_gemm|moe_combine" -c 3 \
       --metrics gpu__time_duration.sum ./$b/$bin bench --tokens $t --runs 1 > "$logs/ncu_${bin}_$t.log" 2>&1
-    awk -v t="$t $bin" '/^  moe_gemm/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
+    awk -v t="$t $bin" '/^  moe_(gemm|combine)/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
       "$logs/ncu_${bin}_$t.log" >> "$summary"
   done
 done
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 100 compute-sanitizer --tool racecheck --print-limit 5 \
   ./$b/moejit bench --tokens 70 --shape hidden=256,intermediate=128,experts=8 \
   --config bm128_bn128_s4_ws:bm128_bn256_s3_wss --runs 1 > "$logs/racecheck.log" 2>&1
-echo "racecheck tails rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log")" >> "$summary"
+echo "racecheck rc=$? $(grep -E 'RACECHECK SUMMARY' "$logs/racecheck.log")" >> "$summary"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 100 compute-sanitizer --tool memcheck --print-limit 5 \
   ./$b/runtime_gpu_test --gtest_filter='RoutingPaths*tails*' > "$logs/memcheck.log" 2>&1
-echo "memcheck tails rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
 finish_round
