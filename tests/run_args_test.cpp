@@ -109,6 +109,25 @@ TEST(RunArgs, FastCombineNeedsNoPartialRows) {
   }
 }
 
+// Chained launches (programmatic dependent launch) for the fixed kernels
+// and the persistent GEMMs only: a GEMM of one tile per block launched
+// early crowds onto the SMs that free first.
+TEST(RunArgs, OnlyFixedKernelsAndPersistentGemmsLaunchChained) {
+  using codegen::KernelKind;
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  for (KernelKind k : {KernelKind::RouteBlock, KernelKind::RouteCount, KernelKind::RouteScan,
+                       KernelKind::RouteScatter, KernelKind::Combine})
+    EXPECT_TRUE(launchesChained({k, shape, {}})) << codegen::kindName(k);
+  for (KernelKind k : {KernelKind::Gemm1, KernelKind::Gemm2}) {
+    EXPECT_TRUE(launchesChained({k, shape, codegen::wsTile(128, 4)}));
+    EXPECT_FALSE(launchesChained({k, shape, codegen::TileConfig{16, 64, 3, 1, 4}}));
+    EXPECT_FALSE(launchesChained({k, shape, codegen::TileConfig{}})); // wgmma / mma default
+    MoeShape fp32 = shape;
+    fp32.dtype = DType::FP32;
+    EXPECT_FALSE(launchesChained({k, fp32, codegen::wsTile(128, 4)})); // SIMT whatever the tile
+  }
+}
+
 TEST(RunArgs, ByteCountsAndRangesAreOverflowChecked) {
   const MoeShape shape{8, 65536, 65536, 4096, DType::FP32};
   // gate_up_proj alone is 4096 * 2 * 65536 * 65536 * 4 bytes = 2^47: it

@@ -42,6 +42,11 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   return w;
 }
 
+bool launchesChained(const codegen::KernelSpec &spec) {
+  const bool gemm = spec.kind == KernelKind::Gemm1 || spec.kind == KernelKind::Gemm2;
+  return !gemm || (spec.usesMma() && spec.tile.ws);
+}
+
 ModuleSet::~ModuleSet() {
   if (driver::deviceCount() == 0)
     return;
@@ -57,6 +62,7 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   LoadedKernel k;
   MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
   k.threads = spec.threads();
+  k.chained = launchesChained(spec);
   k.dynamic_shared = spec.dynamicSharedBytes();
   if (k.dynamic_shared > 48 * 1024)
     MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -106,7 +112,7 @@ llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
   config.sharedMemBytes = static_cast<unsigned>(k.dynamic_shared);
   config.hStream = stream;
   config.attrs = &chained;
-  config.numAttrs = 1;
+  config.numAttrs = k.chained ? 1 : 0;
   MOEJIT_CU(cuLaunchKernelEx(&config, k.function, args, nullptr));
   return llvm::Error::success();
 }

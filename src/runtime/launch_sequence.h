@@ -41,6 +41,12 @@ struct LoadedKernel {
   /// Persistent kernels (warp-specialised GEMMs): blocks that fit the
   /// device at once, the most a launch asks for; 0 for the others.
   int resident_blocks = 0;
+  /// Launched chained to the kernel before it (programmatic dependent
+  /// launch): the fixed kernels and the persistent GEMMs. A GEMM of one
+  /// tile per block is not: its blocks, started early, land on the SMs the
+  /// previous kernel frees first, several to an SM, while others idle
+  /// (measured: mixtral T=1 0.314 ms chained, 0.232 not; NOTES.md).
+  bool chained = true;
   KernelInfo info;
 };
 
@@ -49,6 +55,9 @@ struct RoutingKernels {
   const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *block = nullptr;
   bool complete() const { return count && scan && scatter; } ///< block is optional
 };
+
+/// LoadedKernel::chained of a kernel of `spec`.
+bool launchesChained(const codegen::KernelSpec &spec);
 
 /// Owns the modules its kernels were loaded from and unloads them with it
 /// (one owner for the runtime's kernel sets, the tuner and the bench).
@@ -67,9 +76,10 @@ private:
 };
 
 /// One launch of `k` with the parameter block (and, for the warp-specialised
-/// GEMMs, the weights' tensor map), chained to the kernel before it in the
-/// stream by programmatic dependent launch: every kernel waits for that one
-/// (griddep_wait) before it touches memory, so only its prologue overlaps.
+/// GEMMs, the weights' tensor map), chained (k.chained) to the kernel before
+/// it in the stream by programmatic dependent launch: every kernel waits
+/// for that one (griddep_wait, a no-op when not chained) before it touches
+/// memory, so only its prologue overlaps.
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
                    const LaunchParams &params, CUstream stream,
                    const CUtensorMap *weights = nullptr);
