@@ -98,6 +98,19 @@ struct Problem {
     return out;
   }
 
+  /// Runs in place (y == x) on a copy of x and returns that buffer's bytes.
+  std::vector<uint8_t> runInPlace() const {
+    DeviceBuffer inplace = DeviceBuffer::from(x.bytes);
+    MoeArgs a = args();
+    a.x = inplace.get();
+    a.y = inplace.get();
+    kernels->run(a, nullptr);
+    throwIfErrorSync();
+    std::vector<uint8_t> out(inplace.bytes());
+    inplace.download(out.data(), out.size());
+    return out;
+  }
+
   static void throwIfErrorSync() {
     CUresult rc = driver::loaded().cuCtxSynchronize();
     ASSERT_EQ(rc, CUDA_SUCCESS);
@@ -391,15 +404,7 @@ TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
     p.dindex.upload(p.routing.index.data(), p.routing.index.size() * 4);
 
     // In place: x's buffer receives y.
-    DeviceBuffer inplace = DeviceBuffer::from(p.x.bytes);
-    a = p.args();
-    a.x = inplace.get();
-    a.y = inplace.get();
-    p.kernels->run(a, nullptr);
-    Problem::throwIfErrorSync();
-    std::vector<uint8_t> out(inplace.bytes());
-    inplace.download(out.data(), out.size());
-    EXPECT_EQ(out, plain) << "y == x";
+    EXPECT_EQ(p.runInPlace(), plain) << "y == x";
   }
 }
 
@@ -469,19 +474,11 @@ TEST(Combine, FastInPlaceAndWithNoLocalExpert) {
     SCOPED_TRACE(dtype_name(d));
     Problem p({8, 256, 128, 16, d}, 3000, Routing::Random, 31);
     p.useCombine(Combine::Fast);
-    DeviceBuffer inplace = DeviceBuffer::from(p.x.bytes);
-    MoeArgs a = p.args();
-    a.x = inplace.get();
-    a.y = inplace.get();
-    p.kernels->run(a, nullptr);
-    Problem::throwIfErrorSync();
-    std::vector<uint8_t> out(inplace.bytes());
-    inplace.download(out.data(), out.size());
-    EXPECT_LT(p.error(out), testkit::errorLimit(d)) << "y == x";
+    EXPECT_LT(p.error(p.runInPlace()), testkit::errorLimit(d)) << "y == x";
 
     std::vector<int32_t> elsewhere(p.shape.experts, -1);
     DeviceBuffer dmap = DeviceBuffer::from(elsewhere);
-    a = p.args();
+    MoeArgs a = p.args();
     a.expert_map = static_cast<const int32_t *>(dmap.get());
     a.expert_map_size = p.shape.experts;
     p.dy.fill(0xff);

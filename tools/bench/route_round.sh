@@ -18,16 +18,7 @@ for t in ${NCU_TOKENS-128 8192}; do
   awk -v t=$t '/^  moe_route/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
     "$logs/ncu_route_$t.log" >> "$summary"
 done
-tokens=""
-for t in ${AB_TOKENS:-1 128 512 2048 8192 32768}; do tokens="$tokens --tokens $t"; done
-for order in "moejit moejit-base" "moejit-base moejit"; do
-  for bin in $order; do
-    c=$cache
-    [ $bin = moejit-base ] && c=$cache_base
-    MOEJIT_CACHE_DIR=$c timeout 80 ./$b/$bin bench $tokens --runs 30 > "$logs/ab_$bin.log" 2>&1
-    awk -v tag="ab $bin" '/^custom/ {print tag, $2, $4, $9, $10}' "$logs/ab_$bin.log" >> "$summary"
-  done
-done
+ab_rounds "${AB_TOKENS:-1 128 512 2048 8192 32768}" 80
 MOEJIT_CACHE_DIR=$cache timeout 100 ./$b/moejit bench --json "$logs/bench.json" --runs 30 \
   > "$logs/bench_seed.log" 2>&1
 echo "seed bench rc=$?" >> "$summary"

@@ -20,16 +20,7 @@ MOEJIT_CACHE_DIR=$cache timeout 150 ./$b/moejit bench --tokens 2048 --tokens 819
   > "$logs/configs.log" 2>&1
 echo "configs rc=$?" >> "$summary"
 awk '/^custom/ {print "config", $2, $4, $9, $10, $11}' "$logs/configs.log" >> "$summary"
-tokens=""
-for t in ${AB_TOKENS:-128 1024 2048 4096 8192 32768}; do tokens="$tokens --tokens $t"; done
-for order in "moejit moejit-base" "moejit-base moejit"; do
-  for bin in $order; do
-    c=$cache
-    [ $bin = moejit-base ] && c=$cache_base
-    MOEJIT_CACHE_DIR=$c timeout 90 ./$b/$bin bench $tokens --runs 30 > "$logs/ab_$bin.log" 2>&1
-    awk -v tag="ab $bin" '/^custom/ {print tag, $2, $4, $9, $10}' "$logs/ab_$bin.log" >> "$summary"
-  done
-done
+ab_rounds "${AB_TOKENS:-128 1024 2048 4096 8192 32768}" 90
 for t in 2048 8192; do
   for bin in moejit moejit-base; do
     c=$cache
