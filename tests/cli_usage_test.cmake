@@ -59,7 +59,10 @@ foreach(case
     "codegen --kernel gemm3|--kernel: gemm3 not in"
     "cache prune --max-size 12Q|--max-size: size '12Q' is not a whole number of bytes"
     "cache prune|--max-size is required"
-    "cache list --fix|--fix")
+    "cache list --fix|--fix"
+    "warm --arch sm_90a --combine sloppy|--combine: sloppy not in {deterministic,fast,batch-invariant}"
+    "bench --combine fast --combine quick|--combine: quick not in"
+    "bench --jit --combine fast|--jit excludes --combine")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 command)
   list(GET case 1 pattern)
@@ -76,6 +79,15 @@ foreach(case
 endforeach()
 if(EXISTS ${cache})
   message(FATAL_ERROR "a usage error wrote the cache root")
+endif()
+
+# A bad MOEJIT_COMBINE is the environment's error (exit 1), named, and
+# writes nothing.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_COMBINE=sloppy ${MOEJIT} warm --arch sm_90a
+                        --cache-dir ${cache}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "MOEJIT_COMBINE=sloppy: expected one of" OR EXISTS ${cache})
+  message(FATAL_ERROR "MOEJIT_COMBINE=sloppy should fail before anything is written: ${rc} ${err}")
 endif()
 
 # A run-time failure stays exit 1 ("moejit: error: ..."): a target NVRTC
