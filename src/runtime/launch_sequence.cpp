@@ -63,6 +63,7 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
   k.threads = spec.threads();
   k.chained = launchesChained(spec);
+  k.adds_to_y = spec.addsToY();
   k.dynamic_shared = spec.dynamicSharedBytes();
   if (k.dynamic_shared > 48 * 1024)
     MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -224,7 +225,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
                         CUstream stream) {
   // GEMM2 adds into y: zero it where the memset breaks no chain of
   // dependent launches (first), unless GEMM1 still reads it as x.
-  const bool adds_to_y = k.combine == nullptr && (stages & kGemm2);
+  const bool adds_to_y = (stages & kGemm2) && k.gemm2->adds_to_y;
   const bool zero_first = adds_to_y && (stages & kRouting) && p.y != p.x;
   auto zeroY = [&]() -> llvm::Error {
     MOEJIT_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.y), 0,
@@ -248,7 +249,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (stages & kGemm2)
     if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm2, *k.gemm2, plan.gemm2, geo, p, stream))
       return e;
-  if ((stages & kCombine) && k.combine)
+  if ((stages & kCombine) && !(k.gemm2 && k.gemm2->adds_to_y))
     return enqueueCombine(shape, *k.combine, p, stream);
   return llvm::Error::success();
 }

@@ -47,6 +47,9 @@ struct LoadedKernel {
   /// previous kernel frees first, several to an SM, while others idle
   /// (measured: mixtral T=1 0.314 ms chained, 0.232 not; NOTES.md).
   bool chained = true;
+  /// A GEMM2 that adds its rows into y (Combine::Fast): y is zeroed before
+  /// it and no combine pass follows.
+  bool adds_to_y = false;
   KernelInfo info;
 };
 
@@ -100,7 +103,7 @@ int64_t gemmGridRows(const MoeShape &shape, const GemmPlan &plan, const LaunchGe
 struct CallKernels {
   RoutingKernels routing;
   const LoadedKernel *gemm1 = nullptr, *gemm2 = nullptr;
-  /// The combine pass; null when gemm2 adds into y (Combine::Fast).
+  /// The combine pass (null under Combine::Fast, whose GEMM2s add into y).
   const LoadedKernel *combine = nullptr;
 };
 
