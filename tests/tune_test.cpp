@@ -217,9 +217,18 @@ TEST(Observability, AWarningIsLoggedOnce) {
 // The heuristic's plan (finalist 0) keeps a bucket unless another finalist
 // is faster by more than the margin; without it the fastest wins.
 TEST(Finalists, HeuristicKeepsABucketInsideTheNoiseMargin) {
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995, 1.020}, true), 0u); // 0.5% faster: noise
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.980, 0.985}, true), 1u); // 2% faster wins
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, false), 1u);       // no heuristic finalist
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, true, 0.0), 1u);   // no margin
-  EXPECT_EQ(tune::pickFinalist({0.900, 0.950}, true), 0u);        // heuristic fastest
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995, 1.020}, 1), 0u); // 0.5% faster: noise
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.980, 0.985}, 1), 1u); // 2% faster wins
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, 0), 1u);        // no heuristic finalist
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, 1, 0.0), 1u);   // no margin
+  EXPECT_EQ(tune::pickFinalist({0.900, 0.950}, 1), 0u);        // heuristic fastest
+}
+
+// The previous bucket's winner (finalist 1 here) is preferred next: it adds
+// no kernel either; the heuristic's plan still comes first.
+TEST(Finalists, PreviousBucketsWinnerIsPreferredNext) {
+  EXPECT_EQ(tune::pickFinalist({1.030, 1.000, 0.995}, 2), 1u); // heuristic 3.5% off, previous 0.5%
+  EXPECT_EQ(tune::pickFinalist({1.004, 1.000, 0.995}, 2), 0u); // both within: the heuristic's
+  EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 2), 2u); // neither within: the fastest
+  EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 5), 2u); // preferred past the end: fine
 }

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace moejit::tune {
@@ -67,7 +68,8 @@ private:
   llvm::Expected<std::vector<double>>
   timeInterleaved(const std::vector<std::function<llvm::Error()>> &enqueues);
   llvm::Error timedRun(EventPair &events, const std::function<llvm::Error()> &enqueue, int round);
-  llvm::Expected<BucketRecord> tuneBucket(int bucket);
+  /// `previous`: the winner of the bucket tuned before, or null.
+  llvm::Expected<BucketRecord> tuneBucket(int bucket, const GemmPlan *previous);
   /// Args for `tokens` tokens over the shared buffers (routing uploaded).
   MoeArgs args(int64_t tokens) const;
   llvm::Error enqueueStage(const GemmPlan &plan, int64_t tokens, unsigned stages);
@@ -381,7 +383,7 @@ llvm::Error Tuner::timedRun(EventPair &events, const std::function<llvm::Error()
   return llvm::Error::success();
 }
 
-llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
+llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previous) {
   const int64_t T = runtime::bucketTokens(bucket);
   const double rows = static_cast<double>(T) * shape_.k / shape_.experts;
   BucketRecord record;
@@ -436,8 +438,9 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
           b = {*ms, &c};
       }
   }
-  // Finalists: the two best row tiles and the heuristic's plan, timed as
-  // whole runs side by side; the fastest wins.
+  // Finalists: the heuristic's plan, the previous bucket's winner (plans
+  // that add no kernel: preferred inside the noise margin) and the two best
+  // row tiles, timed as whole runs side by side.
   std::vector<std::pair<double, GemmPlan>> by_sum;
   for (auto &[bm, pair] : best)
     if (pair.first.candidate && pair.second.candidate)
@@ -450,6 +453,14 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
       find(GemmKind::Gemm1, heuristic.gemm1) && find(GemmKind::Gemm2, heuristic.gemm2);
   if (heuristic_ok)
     finalists.push_back(heuristic);
+  if (previous && find(GemmKind::Gemm1, previous->gemm1) && find(GemmKind::Gemm2, previous->gemm2) &&
+      std::find(finalists.begin(), finalists.end(), *previous) == finalists.end()) {
+    const runtime::LaunchGeometry geo =
+        runtime::launchGeometry(shape_, T, runtime::tileRows(shape_, *previous));
+    if (runtime::gemmGridRows(shape_, *previous, geo) <= kMaxGridY)
+      finalists.push_back(*previous);
+  }
+  const size_t preferred = finalists.size();
   for (size_t i = 0; i < by_sum.size() && i < 2; ++i)
     if (std::find(finalists.begin(), finalists.end(), by_sum[i].second) == finalists.end())
       finalists.push_back(by_sum[i].second);
@@ -461,7 +472,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket) {
   auto ms = timeInterleaved(runs);
   if (!ms)
     return ms.takeError();
-  const size_t win = pickFinalist(*ms, heuristic_ok);
+  const size_t win = pickFinalist(*ms, preferred);
   record.choice = finalists[win];
   record.ms = (*ms)[win];
   record.heuristic_ms = heuristic_ok ? (*ms)[0] : 0;
@@ -506,11 +517,13 @@ llvm::Expected<TuningRecord> Tuner::run() {
   const runtime::Plan heuristic = runtime::heuristicPlan(shape_, arch_);
   for (int b = 0; b < runtime::kBucketCount; ++b)
     record.buckets.push_back({b, runtime::bucketTokens(b), heuristic.buckets[b], 0, 0});
+  std::optional<GemmPlan> previous;
   for (int b : buckets) {
-    auto r = tuneBucket(b);
+    auto r = tuneBucket(b, previous ? &*previous : nullptr);
     if (!r)
       return r.takeError();
     record.buckets[b] = *r;
+    previous = r->choice;
   }
   record.candidates = tried_;
   record.failed = failed_;
@@ -525,10 +538,11 @@ llvm::Expected<TuningRecord> Tuner::run() {
 
 } // namespace
 
-size_t pickFinalist(const std::vector<double> &ms, bool heuristic_first, double margin) {
+size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin) {
   const size_t fastest = std::min_element(ms.begin(), ms.end()) - ms.begin();
-  if (heuristic_first && !ms.empty() && ms[fastest] >= ms[0] * (1.0 - margin))
-    return 0;
+  for (size_t i = 0; i < preferred && i < ms.size(); ++i)
+    if (ms[fastest] >= ms[i] * (1.0 - margin))
+      return i;
   return fastest;
 }
 

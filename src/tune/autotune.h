@@ -28,13 +28,13 @@ struct TuneOptions {
   std::function<void(const std::string &)> progress;
 };
 
-/// Which finalist of a bucket wins, given their whole-run times `ms`
-/// (finalist 0 is the heuristic's plan when `heuristic_first`): the fastest,
-/// except that the heuristic's plan keeps the bucket unless another is
-/// faster by more than `margin` (a fraction). Differences inside run-to-run
-/// noise then pick no kernel of their own, so plans share kernels and a
-/// cold get() compiles fewer.
-size_t pickFinalist(const std::vector<double> &ms, bool heuristic_first, double margin = 0.01);
+/// Which finalist of a bucket wins, given their whole-run times `ms`, whose
+/// first `preferred` entries are plans that add no kernel (the heuristic's
+/// plan, the previous bucket's winner): the first of those within `margin`
+/// (a fraction) of the fastest, else the fastest. Differences inside
+/// run-to-run noise then pick no kernel of their own, so plans share
+/// kernels and a cold get() compiles fewer.
+size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin = 0.01);
 
 /// Tunes `shape` on `device` (arch is its target, e.g. "sm_90a"), compiling
 /// through `store`. The record says which configs won per bucket, with the
