@@ -14,6 +14,8 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
+#include <string_view>
 
 namespace moejit {
 
@@ -139,15 +141,24 @@ Runtime::~Runtime() = default;
 
 const char *version() { return MOEJIT_VERSION; }
 
+namespace {
+/// The mode combine_name calls `name`, if any.
+std::optional<Combine> combineNamed(std::string_view name) {
+  for (Combine c : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
+    if (name == combine_name(c))
+      return c;
+  return std::nullopt;
+}
+} // namespace
+
 llvm::Expected<Combine> api::combineSetting() {
   auto mode = settings::read("MOEJIT_COMBINE");
   if (!mode)
     return mode.takeError();
   if (mode->empty())
     return Combine::Deterministic;
-  for (Combine c : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
-    if (*mode == combine_name(c))
-      return c;
+  if (std::optional<Combine> c = combineNamed(*mode))
+    return *c;
   return makeError(ErrorCode::Internal, "MOEJIT_COMBINE's choices and combine_name disagree");
 }
 
@@ -164,9 +175,8 @@ const char *combine_name(Combine combine) {
 }
 
 Combine parse_combine(const std::string &name) {
-  for (Combine c : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
-    if (name == combine_name(c))
-      return c;
+  if (std::optional<Combine> c = combineNamed(name))
+    return *c;
   throw Error(ErrorCode::InvalidArgument,
               "unknown combine mode '" + name + "' (expected deterministic, fast or batch-invariant)");
 }

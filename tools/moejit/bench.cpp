@@ -402,7 +402,7 @@ Command addBench(CLI::App &app, const std::string &self) {
                       "default: MOEJIT_COMBINE's")
           ->type_name("MODE")
           ->allow_extra_args(false)
-          ->check(CLI::IsMember({"deterministic", "fast", "batch-invariant"}));
+          ->check(combineMode());
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
   CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE")

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "common/error.h"
+#include "common/settings.h"
 #include "workload/presets.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -43,6 +44,13 @@ CLI::Validator integerText() {
         }
       },
       "", "integer");
+}
+
+CLI::Validator combineMode() {
+  std::vector<std::string> modes;
+  for (std::string_view m : settings::find("MOEJIT_COMBINE")->choices)
+    modes.emplace_back(m);
+  return CLI::IsMember(modes);
 }
 
 CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::string description) {

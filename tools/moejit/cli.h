@@ -45,6 +45,10 @@ CLI::Validator integerText();
 /// moejit::Error; the message becomes CLI11's (option name first).
 CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::string description);
 
+/// A CLI11 check that the text is one of MOEJIT_COMBINE's modes (the
+/// settings registry's choices), for the --combine options.
+CLI::Validator combineMode();
+
 /// "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16" (keys may be
 /// abbreviated to h, i, e; omitted keys take the seed shape's values).
 /// Validated; UsageError or Error(InvalidShape) otherwise.

@@ -357,7 +357,7 @@ Command addWarm(CLI::App &app) {
                   "the combine mode whose kernels to warm: deterministic (also serves "
                   "batch-invariant), fast (default: MOEJIT_COMBINE's)")
       ->type_name("MODE")
-      ->check(CLI::IsMember({"deterministic", "fast", "batch-invariant"}));
+      ->check(combineMode());
   cmd->add_flag("--json", a->json, "print a JSON document on stdout instead of text");
   return {cmd, [a] { return runWarm(*a); }};
 }
