@@ -57,6 +57,12 @@ class Package(unittest.TestCase):
             del os.environ["MOEJIT_COMBINE"]
         self.assertEqual(bad.exception.status, "INVALID_ARGUMENT")
         self.assertIn("MOEJIT_COMBINE=sloppy", bad.exception.message)
+        # A mode the runtime options do not know: refused before any device
+        # or library call.
+        with self.assertRaises(moejit.MoejitError) as option:
+            moejit._capi.Runtime(combine="sloppy")
+        self.assertEqual(option.exception.status, "INVALID_ARGUMENT")
+        self.assertIn("'sloppy'", option.exception.message)
 
     def test_errors_are_typed(self):
         with self.assertRaises(moejit.MoejitError) as bad_arch:
