@@ -118,11 +118,12 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
   EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s4_ws");
   EXPECT_EQ(spec.threads(), 384);
-  // 4 stages of (128 A rows + 256 B rows) x 128 bytes, alignment slack and
-  // two mbarriers per stage.
-  EXPECT_EQ(spec.dynamicSharedBytes(), 1024 + 4 * 384 * 128 + 4 * 16);
+  // 4 stages of (128 A rows + 256 B rows) x 128 bytes and two mbarriers
+  // per stage (no alignment slack: the kernel declares its shared memory
+  // 1024-byte aligned).
+  EXPECT_EQ(spec.dynamicSharedBytes(), 4 * 384 * 128 + 4 * 16);
   const std::string src = generateSource(spec);
-  EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4, false>, true>"), std::string::npos);
+  EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4, false, 0>, true>"), std::string::npos);
   EXPECT_NE(src.find("__launch_bounds__(384, 1)"), std::string::npos);
   EXPECT_NE(src.find("const __grid_constant__ TensorMap weights"), std::string::npos);
   auto parsed = parseTileConfig("bm128_bn128_s4_ws");
@@ -133,11 +134,26 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   // (2 warpgroups x 64 rows x (256 + 16) bytes for 128 h columns).
   const KernelSpec staged{KernelKind::Gemm1, kSeed, wsTile(128, 3, true)};
   EXPECT_EQ(staged.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s3_wss");
-  EXPECT_EQ(staged.dynamicSharedBytes(), 1024 + 3 * 384 * 128 + 2 * 64 * 272 + 3 * 16);
-  EXPECT_NE(generateSource(staged).find("WsTile<128, 3, true>"), std::string::npos);
+  EXPECT_EQ(staged.dynamicSharedBytes(), 3 * 384 * 128 + 2 * 64 * 272 + 3 * 16);
+  EXPECT_NE(generateSource(staged).find("WsTile<128, 3, true, 0>"), std::string::npos);
   auto staged_parsed = parseTileConfig("bm128_bn128_s3_wss");
   ASSERT_TRUE(static_cast<bool>(staged_parsed));
   EXPECT_EQ(*staged_parsed, staged.tile);
+  // One group left in flight ("_f1"), staged or not.
+  for (const char *name : {"bm128_bn128_s4_ws_f1", "bm128_bn256_s3_wss_f1"}) {
+    auto held = parseTileConfig(name);
+    ASSERT_TRUE(static_cast<bool>(held)) << name;
+    EXPECT_EQ(held->inflight, 1);
+    EXPECT_EQ(held->suffix(), name);
+    EXPECT_NE(generateSource({KernelKind::Gemm2, kSeed, *held}).find(", 1>, false>"),
+              std::string::npos);
+  }
+  for (const char *bad : {"bm128_bn128_s4_ws_f0", "bm128_bn128_s4_ws_f", "bm128_bn128_s4_wsss",
+                          "bm128_bn128_s4_ws_f1x"}) {
+    auto refused = parseTileConfig(bad);
+    EXPECT_FALSE(static_cast<bool>(refused)) << bad;
+    llvm::consumeError(refused.takeError());
+  }
   // Every other kind waits for the kernel before it (chained launches).
   const std::string route = generateSource({KernelKind::RouteCount, kSeed, {}});
   EXPECT_NE(route.find("griddep_wait();"), std::string::npos);
@@ -168,9 +184,16 @@ TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   EXPECT_EQ(message(wsTile(256, 4), GemmKind::Gemm2), "");
   EXPECT_NE(message(wsTile(256, 4), GemmKind::Gemm1).find("B rows"), std::string::npos);
   EXPECT_NE(message(wsTile(128, 5), GemmKind::Gemm1).find("shared memory"), std::string::npos);
-  EXPECT_NE(message(wsTile(128, 4, true), GemmKind::Gemm1).find("shared memory"),
+  // Four stages fit beside GEMM1's staging rows (231,488 bytes), five not.
+  EXPECT_EQ(message(wsTile(128, 4, true), GemmKind::Gemm1), "");
+  EXPECT_NE(message(wsTile(128, 5, true), GemmKind::Gemm1).find("shared memory"),
             std::string::npos);
   EXPECT_EQ(message(wsTile(128, 3, true), GemmKind::Gemm1), "");
+  EXPECT_EQ(message(wsTile(128, 4, false, 1), GemmKind::Gemm1), "");
+  EXPECT_NE(message(wsTile(128, 4, false, 2), GemmKind::Gemm1).find("in flight"),
+            std::string::npos);
+  EXPECT_NE(message({128, 64, 3, 2, 2, false, 1}, GemmKind::Gemm1).find("in flight"),
+            std::string::npos);
   TileConfig staged_plain{128, 64, 3, 0, 0, true, 0};
   staged_plain.staged = true;
   EXPECT_NE(message(staged_plain, GemmKind::Gemm1).find("staged"), std::string::npos);

@@ -87,14 +87,16 @@ TEST_P(CompileEveryKernel, SeedShape) {
 /// no ptxas warning (a serialised wgmma would say so in the log).
 TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
   for (DType dtype : {DType::BF16, DType::FP16})
-    for (auto [kind, bn, stages, staged] :
-         {std::tuple{codegen::KernelKind::Gemm1, 128, 4, false},
-          std::tuple{codegen::KernelKind::Gemm2, 256, 4, false},
-          std::tuple{codegen::KernelKind::Gemm1, 32, 4, false},
-          std::tuple{codegen::KernelKind::Gemm1, 128, 3, true},
-          std::tuple{codegen::KernelKind::Gemm2, 256, 3, true}}) {
+    for (auto [kind, bn, stages, staged, inflight] :
+         {std::tuple{codegen::KernelKind::Gemm1, 128, 4, false, 1},
+          std::tuple{codegen::KernelKind::Gemm2, 256, 4, false, 1},
+          std::tuple{codegen::KernelKind::Gemm1, 32, 4, false, 1},
+          std::tuple{codegen::KernelKind::Gemm1, 128, 4, true, 1},
+          std::tuple{codegen::KernelKind::Gemm2, 256, 3, true, 1},
+          std::tuple{codegen::KernelKind::Gemm1, 128, 4, true, 0},
+          std::tuple{codegen::KernelKind::Gemm2, 256, 3, true, 0}}) {
       const codegen::KernelSpec spec{kind, MoeShape{8, 2056, 776, 128, dtype},
-                                     codegen::wsTile(bn, stages, staged)};
+                                     codegen::wsTile(bn, stages, staged, inflight)};
       auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
       ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
       EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();

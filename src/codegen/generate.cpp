@@ -112,8 +112,8 @@ std::string generateSource(const KernelSpec &spec) {
     if (spec.usesMma() && spec.tile.ws) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_ws.cuh\"\n";
-      body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}>, {}>;\n", t.bn, t.stages,
-                         t.staged, gemm1);
+      body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn,
+                         t.stages, t.staged, t.inflight, gemm1);
     } else if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_wgmma.cuh\"\n";

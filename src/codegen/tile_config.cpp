@@ -17,8 +17,8 @@ constexpr int kWgmmaOverheadRegisters = 26;
 int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
 } // namespace
 
-TileConfig wsTile(int bn, int stages, bool staged) {
-  TileConfig c{128, bn, stages, 0, 0, true, 0};
+TileConfig wsTile(int bn, int stages, bool staged, int inflight) {
+  TileConfig c{128, bn, stages, 0, 0, true, inflight};
   c.ws = true;
   c.staged = staged;
   return c;
@@ -26,7 +26,8 @@ TileConfig wsTile(int bn, int stages, bool staged) {
 
 std::string TileConfig::suffix() const {
   if (ws)
-    return fmt::format("bm{}_bn{}_s{}_ws{}", bm, bn, stages, staged ? "s" : "");
+    return fmt::format("bm{}_bn{}_s{}_ws{}{}", bm, bn, stages, staged ? "s" : "",
+                       inflight ? fmt::format("_f{}", inflight) : "");
   if (wgmma)
     return fmt::format("bm{}_bn{}_s{}_wgmma{}", bm, bn, stages,
                        inflight ? fmt::format("_f{}", inflight) : "");
@@ -62,11 +63,16 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   Reader in{text};
   bool ok = in.literal("bm") && in.number(c.bm) && in.literal("_bn") && in.number(c.bn) &&
             in.literal("_s") && in.number(c.stages);
-  if (ok && (in.rest == "_ws" || in.rest == "_wss")) {
-    const int bm = c.bm;
-    c = wsTile(c.bn, c.stages, in.rest == "_wss");
-    c.bm = bm; // checkMmaConfig says why anything but 128 is refused
-    return c;
+  if (ok && in.literal("_ws")) {
+    const bool staged = in.literal("s");
+    const int inflight = in.literal("_f1") ? 1 : 0;
+    if (in.rest.empty()) {
+      const int bm = c.bm;
+      c = wsTile(c.bn, c.stages, staged, inflight);
+      c.bm = bm; // checkMmaConfig says why anything but 128 is refused
+      return c;
+    }
+    ok = false;
   }
   if (ok && (in.rest == "_wgmma" || in.rest == "_wgmma_f1")) {
     c.inflight = in.rest == "_wgmma_f1" ? 1 : 0;
@@ -91,11 +97,12 @@ int mmaThreads(const TileConfig &c) {
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   const int rows = c.bm + bRows(c, kind);
   if (c.ws) {
-    // Aligned stages, the staging rows of both consumer warpgroups (64 rows
+    // Stages (the kernel declares its dynamic shared memory 1024-byte
+    // aligned: no slack), the staging rows of both consumer warpgroups (64 rows
     // of the output columns plus 16 bytes each), then two mbarriers per stage.
     const int out_columns = c.bn; // GEMM1: h columns; GEMM2: y columns
     const int staging = c.staged ? 2 * 64 * (out_columns + 8) * 2 : 0;
-    return 1024 + c.stages * rows * kBk * 2 + staging + c.stages * 16;
+    return c.stages * rows * kBk * 2 + staging + c.stages * 16;
   }
   // wgmma needs 1024-byte aligned stages: room to align the base.
   return (c.wgmma ? 1024 : 0) + c.stages * rows * kBk * 2 + rows * 8;
@@ -113,6 +120,8 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
     return fail("stages must be in 2..8");
   if (c.staged && !c.ws)
     return fail("a staged epilogue needs a warp-specialised tile");
+  if (c.inflight != 0 && (c.inflight != 1 || !c.wgmma))
+    return fail("wgmma tiles leave 0 or 1 groups in flight; other tiles none");
   if (c.ws) {
     if (!c.wgmma || c.bm != 128)
       return fail("warp-specialised tiles have bm 128 (two consumer warpgroups of 64 rows)");

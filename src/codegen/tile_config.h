@@ -20,11 +20,12 @@ struct TileConfig {
   /// Hopper path (sm_90a): wgmma from shared memory, one warpgroup per 64
   /// rows; warps_m/warps_n are then unused.
   bool wgmma = false;
-  /// wgmma only: groups left in flight across k-tiles (0 or 1).
+  /// wgmma and ws: groups left in flight across k-tiles (0 or 1; "_f1"
+  /// in names).
   int inflight = 0;
   /// Hopper persistent warp-specialised kernel (templates/kernels/
   /// moe_gemm_ws.cuh): wgmma is then true, bm is 128 (two consumer
-  /// warpgroups of 64 rows), weights come by TMA; inflight is unused.
+  /// warpgroups of 64 rows), weights come by TMA.
   bool ws = false;
   /// ws only: the epilogue stages rows in shared memory and sends them by
   /// bulk copies that overlap the next tile ("_wss" in names).
@@ -32,7 +33,8 @@ struct TileConfig {
 
   bool operator==(const TileConfig &) const = default;
   /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma", (one group in flight)
-  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws" (staged epilogue: "_wss"):
+  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws" (staged epilogue: "_wss"; one wgmma group left in
+  /// flight, each stage held a k-tile longer: "_ws_f1"):
   /// the part of a kernel name that spells it.
   std::string suffix() const;
 };
@@ -44,7 +46,7 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text);
 enum class GemmKind { Gemm1, Gemm2 };
 
 /// A warp-specialised config (TileConfig::ws) of bn columns and `stages`.
-TileConfig wsTile(int bn, int stages, bool staged = false);
+TileConfig wsTile(int bn, int stages, bool staged = false, int inflight = 0);
 
 /// Threads per block of a tensor-core GEMM with this config.
 int mmaThreads(const TileConfig &c);

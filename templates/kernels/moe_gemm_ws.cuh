@@ -23,9 +23,15 @@
 
 namespace moejit_dev {
 
-template <int BN_, int STAGES_, bool STAGED_ = false> struct WsTile {
+template <int BN_, int STAGES_, bool STAGED_ = false, int INFLIGHT_ = 0> struct WsTile {
   static constexpr int BM = 128, BN = BN_, STAGES = STAGES_;
   static constexpr bool STAGED = STAGED_;
+  // wgmma groups a consumer leaves in flight when it moves to the next
+  // k-tile. 0 releases a stage as soon as its group is done, which gives
+  // the producer one stage more to load ahead while the other warpgroup's
+  // group feeds the tensor pipe: 1.3-2.5% faster than 1 (which holds two
+  // stages) on the seed shape from T=2048 to 32768 (tools/bench/NOTES.md).
+  static constexpr int INFLIGHT = INFLIGHT_;
   static constexpr int THREADS = kWsThreads; // producer + two consumer warpgroups
 };
 
@@ -33,6 +39,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   using T = typename S::T;
   using D = GemmDims<S, Gemm1>;
   static constexpr int BM = Tl::BM, BN = Tl::BN, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
+  static constexpr int INFLIGHT = Tl::INFLIGHT;
   static constexpr int BK = 64;                         // one 128-byte row per k-tile
   static constexpr int N = Gemm1 ? 2 * BN : BN;         // B rows = wgmma N
   static constexpr int KT = (D::K + BK - 1) / BK;       // k-tiles per tile
@@ -42,10 +49,11 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr bool STAGED = Tl::STAGED;
   static constexpr int PITCH = staging_pitch<Gemm1, N>();
   static constexpr int STAGING = STAGED ? 2 * 64 * PITCH : 0; // elements, both warpgroups
-  // 1024 bytes of slack to align the stages for the 128-byte swizzle, the
-  // stages, the staging rows, then a full and an empty barrier per stage.
-  static constexpr int SMEM_BYTES =
-      1024 + STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
+  // The stages (1024-byte aligned for the 128-byte swizzle: the dynamic
+  // shared memory is declared so), the staging rows, then a full and an
+  // empty barrier per stage. No alignment slack: 1 KB more is what lets
+  // GEMM1's staged epilogue sit beside four stages.
+  static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
   // Registers: the producer keeps 8 row pointers; each consumer thread N/2
   // accumulators (moe_launch_abi.cuh: the budgets fit the entry allocation).
   static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
@@ -54,6 +62,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
   static_assert(BN % 8 == 0, "a B half must start on a 1024-byte swizzle atom");
   static_assert(STAGES >= 2, "at least two stages");
+  static_assert(INFLIGHT == 0 || INFLIGHT == 1, "0 or 1 wgmma groups in flight");
 
   struct Smem {
     T *a, *b, *staging;
@@ -65,8 +74,12 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   }
 
   static __device__ void run(const LaunchParams &p, const TensorMap *weights) {
-    extern __shared__ unsigned char smem_raw[];
-    unsigned char *base = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    // The window the driver gives is aligned as declared; a stage off the
+    // 1024-byte grid would feed wgmma a wrong swizzle, so refuse to run.
+    if ((smem_addr(smem_raw) & 1023) != 0)
+      __trap();
+    unsigned char *base = smem_raw;
     Smem sm;
     sm.a = reinterpret_cast<T *>(base);
     sm.b = sm.a + STAGES * A_STAGE;
@@ -187,20 +200,28 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
           Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16),
                                         1);
         wgmma_commit();
-        // One group stays in flight; the one before it is done with its
-        // stage, which goes back to the producer.
-        wgmma_wait<1>();
-        if (previous >= 0 && signals)
-          mbar_arrive(&sm.empty[previous]);
-        previous = stage;
+        if constexpr (INFLIGHT == 1) {
+          // One group stays in flight; the one before it is done with its
+          // stage, which goes back to the producer.
+          wgmma_wait<1>();
+          if (previous >= 0 && signals)
+            mbar_arrive(&sm.empty[previous]);
+          previous = stage;
+        } else {
+          wgmma_wait<0>();
+          if (signals)
+            mbar_arrive(&sm.empty[stage]);
+        }
         if (++stage == STAGES) {
           stage = 0;
           phase ^= 1;
         }
       }
-      wgmma_wait<0>();
-      if (signals)
-        mbar_arrive(&sm.empty[previous]);
+      if constexpr (INFLIGHT == 1) {
+        wgmma_wait<0>();
+        if (signals)
+          mbar_arrive(&sm.empty[previous]);
+      }
       if constexpr (STAGED)
         stage_wgmma_tile<S, Gemm1, N>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
                                       copy_dst);

@@ -2,10 +2,12 @@
 # Issue 10, steps 1-2 on the GPU machine, over build-gpu/ (tools/bench/
 # bundle.sh BASE): the GPU suite on the chained (PDL) launch path; each
 # warp-specialised config checked against the GPU reference at small and
-# large T (and under memcheck / racecheck / synccheck on small cases); the
-# configs timed interleaved with today's plan; an ABBA A/B of the whole
+# large T (and under memcheck / racecheck / synccheck on small cases); ncu
+# readings of each config's GEMMs at T=8192; the configs timed interleaved
+# with the reference pair (REF_CONFIG); an ABBA A/B of the whole
 # call against build-gpu/moejit-base. Logs in $OUT/logs.tar.gz, summary last.
-#   bash tools/bench/ws_round.sh "G1:G2 ..."   (configs to time)
+#   [REF_CONFIG=G1:G2] [CHECK_SHAPES="S ..."] [TIME_TOKENS="T ..."] \
+#     bash tools/bench/ws_round.sh "G1:G2 ..."   (configs to time)
 source "$(dirname "$0")/round_env.sh"
 configs=${1:?usage: ws_round.sh "G1:G2 ..."}
 ref=${REF_CONFIG:-bm192_bn96_s4_wgmma_f1:bm192_bn192_s4_wgmma_f1}
@@ -18,7 +20,7 @@ export MOEJIT_CACHE_DIR=$cache
 for c in $configs; do
   # The seed shape, few experts, and K and N tails (H, I not multiples of 64
   # or of the tile).
-  for shape in experts=128 experts=8 hidden=1000,intermediate=200,experts=16; do
+  for shape in ${CHECK_SHAPES:-experts=128 experts=8 hidden=1000,intermediate=200,experts=16}; do
     log="$logs/check_${c//:/-}_${shape//[=,]/-}.log"
     timeout 120 ./$b/moejit bench --tokens 1 --tokens 100 --tokens 8192 --shape $shape \
       --config "$c" --runs 3 > "$log" 2>&1
@@ -26,6 +28,35 @@ for c in $configs; do
       >> "$summary"
   done
 done
+# 2. Timing, interleaved with the reference pair.
+cfgargs="--config $ref"
+for c in $configs; do cfgargs="$cfgargs --config $c"; done
+tokens=""
+for t in ${TIME_TOKENS:-128 2048 8192}; do tokens="$tokens --tokens $t"; done
+timeout 200 ./$b/moejit bench $tokens $cfgargs --runs 30 \
+  > "$logs/time_e128.log" 2>&1
+echo "time e128 rc=$?" >> "$summary"
+awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e128.log" >> "$summary"
+timeout 100 ./$b/moejit bench --tokens 8192 --shape experts=8 $cfgargs --runs 30 \
+  > "$logs/time_e8.log" 2>&1
+echo "time e8 rc=$?" >> "$summary"
+awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e8.log" >> "$summary"
+
+metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
+for c in $configs; do
+  timeout 90 ncu --clock-control none -k regex:"moe_gemm" -c 2 --metrics $metrics \
+    ./$b/moejit bench --tokens 8192 --config "$c" --runs 1 > "$logs/ncu_t8192_${c//:/-}.log" 2>&1
+  echo "ncu T=8192 $c rc=$?" >> "$summary"
+  awk '/^  moe_/ {name=$1} /gpu__time|hmma|cycles_elapsed|dram__throughput/ {print "  ", substr(name,1,70), $1, $NF}' \
+    "$logs/ncu_t8192_${c//:/-}.log" >> "$summary"
+done
+
+# 3. The GPU suite on the chained launch path (the planner's kernels).
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
+  tr '\n' ' ')" >> "$summary"
+
+# Sanitizers last: the slowest steps.
 first=${configs%% *}
 [ -x $b/tensor_map_cost ] && ./$b/tensor_map_cost >> "$summary" 2>&1
 for tool in memcheck synccheck; do
@@ -37,30 +68,6 @@ timeout 150 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench
   --shape hidden=256,intermediate=128,experts=8 --config "$first" --runs 1 \
   > "$logs/racecheck.log" 2>&1
 echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
-
-metrics=gpu__time_duration.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg.per_second,dram__throughput.avg.pct_of_peak_sustained_elapsed
-timeout 120 ncu --clock-control none -k regex:"moe_(gemm|combine)" -c 6 --metrics $metrics \
-  ./$b/moejit bench --tokens 8192 --config "$first" --runs 1 > "$logs/ncu_t8192.log" 2>&1
-echo "ncu T=8192 $first rc=$?" >> "$summary"
-awk '/^  moe_/ {name=$1} /gpu__time|hmma|cycles_elapsed|dram__throughput/ {print "  ", substr(name,1,70), $1, $NF}' \
-  "$logs/ncu_t8192.log" | tail -12 >> "$summary"
-
-# 2. The GPU suite on the chained launch path (the planner's kernels).
-MOEJIT_CACHE_DIR=$(mktemp -d) timeout 200 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
-echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
-  tr '\n' ' ')" >> "$summary"
-
-# 3. Timing, interleaved with today's plan.
-cfgargs="--config $ref"
-for c in $configs; do cfgargs="$cfgargs --config $c"; done
-timeout 200 ./$b/moejit bench --tokens 128 --tokens 2048 --tokens 8192 $cfgargs --runs 30 \
-  > "$logs/time_e128.log" 2>&1
-echo "time e128 rc=$?" >> "$summary"
-awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e128.log" >> "$summary"
-timeout 100 ./$b/moejit bench --tokens 8192 --shape experts=8 $cfgargs --runs 30 \
-  > "$logs/time_e8.log" 2>&1
-echo "time e8 rc=$?" >> "$summary"
-awk '/^custom/ {print $2, $3, $4, $9, $10, $NF}' "$logs/time_e8.log" >> "$summary"
 
 # 4. The chained launch path against the base build, planner's kernels.
 if [ -x $b/moejit-base ]; then
