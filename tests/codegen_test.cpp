@@ -125,7 +125,11 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   const std::string src = generateSource(spec);
   EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4, false, 0>, true>"), std::string::npos);
   EXPECT_NE(src.find("__launch_bounds__(384, 1)"), std::string::npos);
-  EXPECT_NE(src.find("const __grid_constant__ TensorMap weights"), std::string::npos);
+  EXPECT_NE(src.find("const __grid_constant__ TensorMap weights)"), std::string::npos);
+  // GEMM2 also takes the map of its A rows (h in sorted order, by TMA).
+  EXPECT_NE(generateSource({KernelKind::Gemm2, kSeed, wsTile(256, 3, true)})
+                .find("TensorMap weights, const __grid_constant__ TensorMap rows)"),
+            std::string::npos);
   auto parsed = parseTileConfig("bm128_bn128_s4_ws");
   ASSERT_TRUE(static_cast<bool>(parsed));
   EXPECT_EQ(*parsed, t);

@@ -133,12 +133,19 @@ std::string generateSource(const KernelSpec &spec) {
     body += fmt::format("static_assert(Kernel::THREADS == {} && Kernel::SMEM_BYTES == {},\n"
                         "              \"host and device disagree on the launch shape\");\n",
                         spec.threads(), spec.dynamicSharedBytes());
-    if (spec.tile.ws && spec.usesMma())
+    if (spec.tile.ws && spec.usesMma() && gemm1)
       // Persistent, one CTA per SM, with the weights' tensor map; the
       // kernel chains its own launch (griddep) after its prologue.
       body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1) "
                           "{}(const LaunchParams p, const __grid_constant__ TensorMap weights) "
-                          "{{ Kernel::run(p, &weights); }}\n",
+                          "{{ Kernel::run(p, &weights, nullptr); }}\n",
+                          spec.threads(), spec.name());
+    else if (spec.tile.ws && spec.usesMma())
+      // GEMM2 also takes the map of its A rows (h, sorted order).
+      body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1) "
+                          "{}(const LaunchParams p, const __grid_constant__ TensorMap weights, "
+                          "const __grid_constant__ TensorMap rows) "
+                          "{{ Kernel::run(p, &weights, &rows); }}\n",
                           spec.threads(), spec.name());
     else
       body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "

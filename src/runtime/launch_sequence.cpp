@@ -99,8 +99,10 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
 }
 
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
-                   const LaunchParams &params, CUstream stream, const CUtensorMap *weights) {
-  void *args[] = {const_cast<LaunchParams *>(&params), const_cast<CUtensorMap *>(weights)};
+                   const LaunchParams &params, CUstream stream, const CUtensorMap *weights,
+                   const CUtensorMap *rows) {
+  void *args[] = {const_cast<LaunchParams *>(&params), const_cast<CUtensorMap *>(weights),
+                  const_cast<CUtensorMap *>(rows)};
   CUlaunchAttribute chained;
   chained.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
   chained.value.programmaticStreamSerializationAllowed = 1;
@@ -197,16 +199,21 @@ llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKern
   const auto row_tiles = static_cast<unsigned>(geo.max_tiles * split);
   if (gemm.resident_blocks > 0) {
     // Persistent: at most one block per SM walks the tile list.
-    auto map = weightTensorMap(shape,
-                               kind == KernelKind::Gemm1 ? codegen::GemmKind::Gemm1
-                                                         : codegen::GemmKind::Gemm2,
-                               tile, kind == KernelKind::Gemm1 ? p.gate_up : p.down);
+    const bool gemm1 = kind == KernelKind::Gemm1;
+    auto map = weightTensorMap(shape, gemm1 ? codegen::GemmKind::Gemm1 : codegen::GemmKind::Gemm2,
+                               tile, gemm1 ? p.gate_up : p.down);
     if (!map)
       return map.takeError();
     const uint64_t tiles = uint64_t{col_tiles} * row_tiles;
     const auto grid = static_cast<unsigned>(
         std::min<uint64_t>(tiles, static_cast<uint64_t>(gemm.resident_blocks)));
-    return launch(gemm, grid, 1, p, stream, &*map);
+    if (gemm1)
+      return launch(gemm, grid, 1, p, stream, &*map);
+    // GEMM2 loads its A rows (h, sorted order) by TMA as well.
+    auto rows = hRowsTensorMap(shape, tile, p.h, int64_t{p.tokens} * shape.k);
+    if (!rows)
+      return rows.takeError();
+    return launch(gemm, grid, 1, p, stream, &*map, &*rows);
   }
   return launch(gemm, col_tiles, row_tiles, p, stream);
 }

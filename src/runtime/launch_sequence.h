@@ -79,13 +79,13 @@ private:
 };
 
 /// One launch of `k` with the parameter block (and, for the warp-specialised
-/// GEMMs, the weights' tensor map), chained (k.chained) to the kernel before
+/// GEMMs, the weights' tensor map and GEMM2's map of h), chained (k.chained) to the kernel before
 /// it in the stream by programmatic dependent launch: every kernel waits
 /// for that one (griddep_wait, a no-op when not chained) before it touches
 /// memory, so only its prologue overlaps.
 llvm::Error launch(const LoadedKernel &k, unsigned grid_x, unsigned grid_y,
                    const LaunchParams &params, CUstream stream,
-                   const CUtensorMap *weights = nullptr);
+                   const CUtensorMap *weights = nullptr, const CUtensorMap *rows = nullptr);
 
 /// Rows per routing tile of a plan: the larger bm of the two GEMMs (the
 /// smaller one divides it; each GEMM splits list tiles into its own blocks).

@@ -1,4 +1,4 @@
-// TMA descriptors of the expert weights for the warp-specialised GEMMs
+// TMA descriptors of the expert weights (and of GEMM2's h rows) for the warp-specialised GEMMs
 // (templates/kernels/moe_gemm_ws.cuh): the expert is the outermost
 // coordinate, so one map serves every expert; boxes are 64 elements of K
 // (one 128-byte swizzled row) by the tile's bn rows.
@@ -18,5 +18,10 @@ namespace moejit::runtime {
 /// config `tile`.
 llvm::Expected<CUtensorMap> weightTensorMap(const MoeShape &shape, codegen::GemmKind kind,
                                             const codegen::TileConfig &tile, const void *weights);
+
+/// GEMM2's A operand: h [rows, I] in sorted order, boxes of 64 elements of
+/// K by one consumer warpgroup's bm/2 rows (rows past `rows` read zeros).
+llvm::Expected<CUtensorMap> hRowsTensorMap(const MoeShape &shape, const codegen::TileConfig &tile,
+                                           const void *h, int64_t rows);
 
 } // namespace moejit::runtime

@@ -1,8 +1,14 @@
 // Grouped GEMMs on Hopper (sm_90a), persistent and warp-specialised: one
 // CTA per SM walks the call's (row tile, column tile) list. Warpgroup 0
-// produces: weight tiles by TMA (the expert is a tensor-map coordinate),
-// rows of A gathered with cp.async (x rows by token for GEMM1, h rows for
-// GEMM2), zero-filled past the tile's rows and past K. Warpgroups 1 and 2
+// produces: weight tiles by TMA (the expert is a tensor-map coordinate);
+// GEMM1's A rows (x rows by token) gathered with cp.async, zero-filled
+// past the tile's rows and past K; GEMM2's A rows (h, already in sorted
+// order: a tile's rows are contiguous) by TMA too, one box per consumer
+// warpgroup's 64 rows, so one thread produces. A tile of at most 64 rows
+// skips the second box: that warpgroup multiplies whatever its half of the
+// stage held (rows of the next expert, zeros past T*k, or an older tile's)
+// and the epilogue drops those rows, as each output row depends on its own
+// A row only. Warpgroups 1 and 2
 // consume: each multiplies 64 rows of the 128-row tile with wgmma from the
 // swizzled stages and stores its rows itself, while the producer already
 // fills the stages of the next tile. With STAGED, a warpgroup writes its
@@ -58,6 +64,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   // accumulators (moe_launch_abi.cuh: the budgets fit the entry allocation).
   static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
   static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
+  static constexpr bool A_BY_TMA = !Gemm1;
+  static constexpr int A_HALF_BYTES = A_STAGE; // 64 rows of BK elements, 2 bytes each
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
   static_assert(BN % 8 == 0, "a B half must start on a 1024-byte swizzle atom");
@@ -73,7 +81,10 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     return r * BK + ((ch ^ (r & 7)) << 3);
   }
 
-  static __device__ void run(const LaunchParams &p, const TensorMap *weights) {
+  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of 64 rows), null
+  /// for GEMM1.
+  static __device__ void run(const LaunchParams &p, const TensorMap *weights,
+                             const TensorMap *rows) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
     // The window the driver gives is aligned as declared; a stage off the
     // 1024-byte grid would feed wgmma a wrong swizzle, so refuse to run.
@@ -90,11 +101,15 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     // dependent launch): nothing here reads what an earlier kernel wrote.
     if (threadIdx.x == 0) {
       for (int s = 0; s < STAGES; ++s) {
-        mbar_init(&sm.full[s], 128 + 1); // every producer thread's cp.async + the TMA arrival
+        // A by TMA: the one producer thread's arrival; otherwise also every
+        // producer thread's cp.async arrival.
+        mbar_init(&sm.full[s], A_BY_TMA ? 1 : 128 + 1);
         mbar_init(&sm.empty[s], 2);      // one arrival per consumer warpgroup
       }
       fence_mbarrier_init();
       prefetch_tensor_map(weights);
+      if constexpr (A_BY_TMA)
+        prefetch_tensor_map(rows);
     }
     __syncthreads();
     griddep_wait();
@@ -102,7 +117,12 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     const int tiles = row_tile_count<BM>(p) * COL_TILES;
     if (threadIdx.x < 128) {
       setmaxnreg_dec<PRODUCER_REGS>();
-      produce(p, weights, sm, tiles);
+      if constexpr (A_BY_TMA) {
+        if (threadIdx.x == 0)
+          produce_by_tma(p, weights, rows, sm, tiles);
+      } else {
+        produce(p, weights, sm, tiles);
+      }
     } else {
       setmaxnreg_inc<CONSUMER_REGS>();
       consume(p, sm, tiles);
@@ -119,6 +139,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
 
   static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
                                  int tiles) {
+    static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
     int stage = 0;
     unsigned phase = 0;
@@ -137,13 +158,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         if (tid == 0) {
           mbar_arrive_expect_tx(&sm.full[stage], B_STAGE_BYTES);
           T *b = sm.b + stage * B_STAGE;
-          if constexpr (Gemm1) {
-            // [H, I, 2, E]: gate rows, then the up rows of the same columns.
-            tma_load_4d(b, weights, &sm.full[stage], k0, n0, 0, tile.expert);
-            tma_load_4d(b + BN * BK, weights, &sm.full[stage], k0, n0, 1, tile.expert);
-          } else {
-            tma_load_3d(b, weights, &sm.full[stage], k0, n0, tile.expert); // [I, H, E]
-          }
+          // [H, I, 2, E]: gate rows, then the up rows of the same columns.
+          tma_load_4d(b, weights, &sm.full[stage], k0, n0, 0, tile.expert);
+          tma_load_4d(b + BN * BK, weights, &sm.full[stage], k0, n0, 1, tile.expert);
         }
         T *a = sm.a + stage * A_STAGE;
         const bool k_ok = k0 + ch * 8 < D::K;
@@ -160,6 +177,34 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       }
     }
     cp_async_wait<0>();
+  }
+
+  /// GEMM2's producer: one thread sends both boxes of every stage.
+  static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
+                                        const TensorMap *rows, const Smem &sm, int tiles) {
+    int stage = 0;
+    unsigned phase = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      int n0;
+      const RowTile tile = tile_at(p, t, n0);
+      if (!tile.valid)
+        continue;
+      const bool two_halves = tile.row_end - tile.row_begin > 64;
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.empty[stage], phase ^ 1);
+        const int k0 = kt * BK;
+        T *a = sm.a + stage * A_STAGE;
+        mbar_arrive_expect_tx(&sm.full[stage], A_HALF_BYTES * (two_halves ? 2 : 1) + B_STAGE_BYTES);
+        tma_load_2d(a, rows, &sm.full[stage], k0, tile.row_begin);
+        if (two_halves)
+          tma_load_2d(a + 64 * BK, rows, &sm.full[stage], k0, tile.row_begin + 64);
+        tma_load_3d(sm.b + stage * B_STAGE, weights, &sm.full[stage], k0, n0, tile.expert);
+        if (++stage == STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
   }
 
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
@@ -189,9 +234,10 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(&sm.full[stage], phase);
-        // The A rows came by cp.async (generic proxy); wgmma reads through
-        // the async proxy.
-        fence_proxy_async_shared();
+        // GEMM1's A rows came by cp.async (generic proxy); wgmma reads
+        // through the async proxy.
+        if constexpr (!A_BY_TMA)
+          fence_proxy_async_shared();
         const T *tA = sm.a + stage * A_STAGE + wg * 64 * BK;
         const T *tB = sm.b + stage * B_STAGE;
         wgmma_fence();

@@ -18,6 +18,17 @@ __device__ __forceinline__ void prefetch_tensor_map(const TensorMap *map) {
                : "memory");
 }
 
+/// Box at (c0, c1) of a 2-D map into `dst` (1024-byte aligned for the
+/// 128-byte swizzle); `bar` receives the bytes.
+__device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap *map,
+                                            unsigned long long *bar, int c0, int c1) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+               "r"(c1)
+               : "memory");
+}
+
 /// Box at (c0, c1, c2) of a 3-D map into `dst` (1024-byte aligned for the
 /// 128-byte swizzle); `bar` receives the bytes.
 __device__ __forceinline__ void tma_load_3d(void *dst, const TensorMap *map,

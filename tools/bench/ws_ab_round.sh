@@ -4,7 +4,7 @@
 # (staged and not; every half width when it was the 64-row tail round)
 # checked against the GPU reference at T=2048 and 8192, an ABBA A/B of
 # whole calls against build-gpu/moejit-base, ncu durations of the GEMMs at
-# T=2048 and 8192 (with the combine pass), racecheck of a call of small
+# T=2048 and 8192 (with the combine pass; NCU_METRICS for more readings), racecheck of a call of small
 # tiles and memcheck of the tail tests. Logs in $OUT/logs.tar.gz, summary
 # in $OUT/summary.txt. Used for the 64-row tails (6e32099) and the combine
 # in GEMM2 (not committed; NOTES.md).
@@ -26,8 +26,9 @@ for t in 2048 8192; do
     c=$cache
     [ $bin = moejit-base ] && c=$cache_base
     MOEJIT_CACHE_DIR=$c timeout 60 ncu --clock-control none -k regex:"moe_gemm|moe_combine" -c 3 \
-      --metrics gpu__time_duration.sum ./$b/$bin bench --tokens $t --runs 1 > "$logs/ncu_${bin}_$t.log" 2>&1
-    awk -v t="$t $bin" '/^  moe_(gemm|combine)/ {name=$1} /gpu__time_duration/ {print "ncu T=" t, name, $NF}' \
+      --metrics ${NCU_METRICS:-gpu__time_duration.sum} ./$b/$bin bench --tokens $t --runs 1 \
+      > "$logs/ncu_${bin}_$t.log" 2>&1
+    awk -v t="$t $bin" '/^  moe_(gemm|combine)/ {name=$1} /^    [a-z_]+__/ {print "ncu T=" t, name, $1, $NF}' \
       "$logs/ncu_${bin}_$t.log" >> "$summary"
   done
 done
