@@ -72,6 +72,11 @@ constexpr int kWsConsumerRegisters = 224;
 static_assert(kWsProducerRegisters * 128 + kWsConsumerRegisters * 256 <= 168 * kWsThreads,
               "warpgroup register budgets exceed the entry allocation");
 
+/// Rows per TMA box of GEMM2's A operand (h rows) in the ws kernels: a
+/// tile sends only the boxes that hold its rows, so small boxes read fewer
+/// rows past a tile's end (the host encodes the map with this box).
+constexpr int kWsRowBoxRows = 32;
+
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile
 /// config and are asserted in their generated units).
 constexpr int kCountThreads = 256;

@@ -210,7 +210,7 @@ llvm::Error enqueueGemm(const MoeShape &shape, KernelKind kind, const LoadedKern
     if (gemm1)
       return launch(gemm, grid, 1, p, stream, &*map);
     // GEMM2 loads its A rows (h, sorted order) by TMA as well.
-    auto rows = hRowsTensorMap(shape, tile, p.h, int64_t{p.tokens} * shape.k);
+    auto rows = hRowsTensorMap(shape, p.h, int64_t{p.tokens} * shape.k);
     if (!rows)
       return rows.takeError();
     return launch(gemm, grid, 1, p, stream, &*map, &*rows);

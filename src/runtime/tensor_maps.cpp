@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "driver/driver.h"
+#include "moe_launch_abi.cuh"
 
 namespace moejit::runtime {
 
@@ -42,12 +43,11 @@ llvm::Expected<CUtensorMap> weightTensorMap(const MoeShape &shape, codegen::Gemm
   return encode(shape, 3, weights, dims, strides, box);
 }
 
-llvm::Expected<CUtensorMap> hRowsTensorMap(const MoeShape &shape, const codegen::TileConfig &tile,
-                                           const void *h, int64_t rows) {
+llvm::Expected<CUtensorMap> hRowsTensorMap(const MoeShape &shape, const void *h, int64_t rows) {
   const cuuint64_t I = shape.intermediate;
   const cuuint64_t dims[2] = {I, static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {I * dtype_bytes(shape.dtype)};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(tile.bm / 2)}; // a warpgroup's rows
+  const cuuint32_t box[2] = {64, moejit_abi::kWsRowBoxRows};
   return encode(shape, 2, h, dims, strides, box);
 }
 

@@ -20,8 +20,7 @@ llvm::Expected<CUtensorMap> weightTensorMap(const MoeShape &shape, codegen::Gemm
                                             const codegen::TileConfig &tile, const void *weights);
 
 /// GEMM2's A operand: h [rows, I] in sorted order, boxes of 64 elements of
-/// K by one consumer warpgroup's bm/2 rows (rows past `rows` read zeros).
-llvm::Expected<CUtensorMap> hRowsTensorMap(const MoeShape &shape, const codegen::TileConfig &tile,
-                                           const void *h, int64_t rows);
+/// K by kWsRowBoxRows rows (rows past `rows` read zeros).
+llvm::Expected<CUtensorMap> hRowsTensorMap(const MoeShape &shape, const void *h, int64_t rows);
 
 } // namespace moejit::runtime

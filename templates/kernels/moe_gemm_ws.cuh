@@ -3,12 +3,12 @@
 // produces: weight tiles by TMA (the expert is a tensor-map coordinate);
 // GEMM1's A rows (x rows by token) gathered with cp.async, zero-filled
 // past the tile's rows and past K; GEMM2's A rows (h, already in sorted
-// order: a tile's rows are contiguous) by TMA too, one box per consumer
-// warpgroup's 64 rows, so one thread produces. A tile of at most 64 rows
-// skips the second box: that warpgroup multiplies whatever its half of the
-// stage held (rows of the next expert, zeros past T*k, or an older tile's)
-// and the epilogue drops those rows, as each output row depends on its own
-// A row only. Warpgroups 1 and 2
+// order: a tile's rows are contiguous) by TMA too, in boxes of 32 rows,
+// so one thread produces. Boxes wholly past the tile's rows are not sent:
+// their rows of the stage keep whatever they held (an older tile's rows)
+// and the epilogue drops those rows, as each output row depends on its
+// own A row only; rows past the tile's end inside a sent box are the next
+// expert's (zeros past T*k), dropped the same way. Warpgroups 1 and 2
 // consume: each multiplies 64 rows of the 128-row tile with wgmma from the
 // swizzled stages and stores its rows itself, while the producer already
 // fills the stages of the next tile. With STAGED, a warpgroup writes its
@@ -65,7 +65,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
   static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
   static constexpr bool A_BY_TMA = !Gemm1;
-  static constexpr int A_HALF_BYTES = A_STAGE; // 64 rows of BK elements, 2 bytes each
+  static constexpr int A_BOX_ROWS = kWsRowBoxRows;
+  static constexpr int A_BOX_BYTES = A_BOX_ROWS * BK * 2;
+  static_assert(BM % A_BOX_ROWS == 0 && A_BOX_ROWS % 8 == 0, "boxes of whole swizzle atoms");
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
   static_assert(BN % 8 == 0, "a B half must start on a 1024-byte swizzle atom");
@@ -81,8 +83,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     return r * BK + ((ch ^ (r & 7)) << 3);
   }
 
-  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of 64 rows), null
-  /// for GEMM1.
+  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of A_BOX_ROWS
+  /// rows), null for GEMM1.
   static __device__ void run(const LaunchParams &p, const TensorMap *weights,
                              const TensorMap *rows) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
@@ -189,15 +191,15 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       const RowTile tile = tile_at(p, t, n0);
       if (!tile.valid)
         continue;
-      const bool two_halves = tile.row_end - tile.row_begin > 64;
+      const int boxes = (tile.row_end - tile.row_begin + A_BOX_ROWS - 1) / A_BOX_ROWS;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(&sm.empty[stage], phase ^ 1);
         const int k0 = kt * BK;
         T *a = sm.a + stage * A_STAGE;
-        mbar_arrive_expect_tx(&sm.full[stage], A_HALF_BYTES * (two_halves ? 2 : 1) + B_STAGE_BYTES);
-        tma_load_2d(a, rows, &sm.full[stage], k0, tile.row_begin);
-        if (two_halves)
-          tma_load_2d(a + 64 * BK, rows, &sm.full[stage], k0, tile.row_begin + 64);
+        mbar_arrive_expect_tx(&sm.full[stage], A_BOX_BYTES * boxes + B_STAGE_BYTES);
+        for (int q = 0; q < boxes; ++q)
+          tma_load_2d(a + q * A_BOX_ROWS * BK, rows, &sm.full[stage], k0,
+                      tile.row_begin + q * A_BOX_ROWS);
         tma_load_3d(sm.b + stage * B_STAGE, weights, &sm.full[stage], k0, n0, tile.expert);
         if (++stage == STAGES) {
           stage = 0;

@@ -4,7 +4,7 @@
 # (staged and not; every half width when it was the 64-row tail round)
 # checked against the GPU reference at T=2048 and 8192, an ABBA A/B of
 # whole calls against build-gpu/moejit-base, ncu durations of the GEMMs at
-# T=2048 and 8192 (with the combine pass; NCU_METRICS for more readings), racecheck of a call of small
+# T=2048 and 8192 (NCU_TOKENS; with the combine pass; NCU_METRICS for more readings), racecheck of a call of small
 # tiles and memcheck of the tail tests. Logs in $OUT/logs.tar.gz, summary
 # in $OUT/summary.txt. Used for the 64-row tails (6e32099) and the combine
 # in GEMM2 (not committed; NOTES.md).
@@ -21,7 +21,7 @@ MOEJIT_CACHE_DIR=$cache timeout 150 ./$b/moejit bench --tokens 2048 --tokens 819
 echo "configs rc=$?" >> "$summary"
 awk '/^custom/ {print "config", $2, $4, $9, $10, $11}' "$logs/configs.log" >> "$summary"
 ab_rounds "${AB_TOKENS:-128 1024 2048 4096 8192 32768}" 90
-for t in 2048 8192; do
+for t in ${NCU_TOKENS-2048 8192}; do
   for bin in moejit moejit-base; do
     c=$cache
     [ $bin = moejit-base ] && c=$cache_base
