@@ -28,7 +28,7 @@ for t in ${NCU_TOKENS-2048 8192}; do
     MOEJIT_CACHE_DIR=$c timeout 60 ncu --clock-control none -k regex:"moe_gemm|moe_combine" -c 3 \
       --metrics ${NCU_METRICS:-gpu__time_duration.sum} ./$b/$bin bench --tokens $t --runs 1 \
       > "$logs/ncu_${bin}_$t.log" 2>&1
-    awk -v t="$t $bin" '/^  moe_(gemm|combine)/ {name=$1} /^    [a-z_]+__/ {print "ncu T=" t, name, $1, $NF}' \
+    awk -v t="$t $bin" '/^  moe_(gemm|combine)/ {name=$1} /^    [a-z0-9_]+__/ {print "ncu T=" t, name, $1, $NF}' \
       "$logs/ncu_${bin}_$t.log" >> "$summary"
   done
 done
