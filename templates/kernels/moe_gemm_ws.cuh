@@ -79,6 +79,19 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     unsigned long long *full, *empty;
   };
 
+  /// Where a role is in the stage ring: the stage, and the parity of the
+  /// phase its barriers complete next (it flips each time the ring wraps).
+  struct Ring {
+    int stage = 0;
+    unsigned phase = 0;
+    __device__ __forceinline__ void next() {
+      if (++stage == STAGES) {
+        stage = 0;
+        phase ^= 1;
+      }
+    }
+  };
+
   static __device__ __forceinline__ int swz(int r, int ch) {
     return r * BK + ((ch ^ (r & 7)) << 3);
   }
@@ -139,43 +152,52 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     return row_tile_at<BM>(p, t / COL_TILES);
   }
 
+  /// This CTA's next valid tile of the walk from index `t` (every
+  /// gridDim.x-th), with `t` moved past it; false once the walk ends. The
+  /// producer and both consumers walk the same tiles in the same order.
+  static __device__ __forceinline__ bool next_tile(const LaunchParams &p, int tiles, int &t,
+                                                   RowTile &tile, int &n0) {
+    for (; t < tiles; t += gridDim.x) {
+      tile = tile_at(p, t, n0);
+      if (tile.valid) {
+        t += gridDim.x;
+        return true;
+      }
+    }
+    return false;
+  }
+
   static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
                                  int tiles) {
     static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
-    int stage = 0;
-    unsigned phase = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      int n0;
-      const RowTile tile = tile_at(p, t, n0);
-      if (!tile.valid)
-        continue;
+    Ring ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
       const T *src[ROWS_PER_PRODUCER_THREAD];
 #pragma unroll
       for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
         src[i] = a_row_source<S, Gemm1>(p, tile, r0 + 16 * i);
       for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[stage], phase ^ 1);
+        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
         const int k0 = kt * BK;
         if (tid == 0) {
-          mbar_arrive_expect_tx(&sm.full[stage], B_STAGE_BYTES);
-          T *b = sm.b + stage * B_STAGE;
+          mbar_arrive_expect_tx(&sm.full[ring.stage], B_STAGE_BYTES);
+          T *b = sm.b + ring.stage * B_STAGE;
           // [H, I, 2, E]: gate rows, then the up rows of the same columns.
-          tma_load_4d(b, weights, &sm.full[stage], k0, n0, 0, tile.expert);
-          tma_load_4d(b + BN * BK, weights, &sm.full[stage], k0, n0, 1, tile.expert);
+          tma_load_4d(b, weights, &sm.full[ring.stage], k0, n0, 0, tile.expert);
+          tma_load_4d(b + BN * BK, weights, &sm.full[ring.stage], k0, n0, 1, tile.expert);
         }
-        T *a = sm.a + stage * A_STAGE;
+        T *a = sm.a + ring.stage * A_STAGE;
         const bool k_ok = k0 + ch * 8 < D::K;
 #pragma unroll
         for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i) {
           const bool ok = src[i] != nullptr && k_ok;
           cp_async_16(a + swz(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
         }
-        cp_async_mbar_arrive(&sm.full[stage]);
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        cp_async_mbar_arrive(&sm.full[ring.stage]);
+        ring.next();
       }
     }
     cp_async_wait<0>();
@@ -184,27 +206,21 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   /// GEMM2's producer: one thread sends both boxes of every stage.
   static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
                                         const TensorMap *rows, const Smem &sm, int tiles) {
-    int stage = 0;
-    unsigned phase = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      int n0;
-      const RowTile tile = tile_at(p, t, n0);
-      if (!tile.valid)
-        continue;
+    Ring ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
       const int boxes = (tile.row_end - tile.row_begin + A_BOX_ROWS - 1) / A_BOX_ROWS;
       for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[stage], phase ^ 1);
+        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
         const int k0 = kt * BK;
-        T *a = sm.a + stage * A_STAGE;
-        mbar_arrive_expect_tx(&sm.full[stage], A_BOX_BYTES * boxes + B_STAGE_BYTES);
+        T *a = sm.a + ring.stage * A_STAGE;
+        mbar_arrive_expect_tx(&sm.full[ring.stage], A_BOX_BYTES * boxes + B_STAGE_BYTES);
         for (int q = 0; q < boxes; ++q)
-          tma_load_2d(a + q * A_BOX_ROWS * BK, rows, &sm.full[stage], k0,
+          tma_load_2d(a + q * A_BOX_ROWS * BK, rows, &sm.full[ring.stage], k0,
                       tile.row_begin + q * A_BOX_ROWS);
-        tma_load_3d(sm.b + stage * B_STAGE, weights, &sm.full[stage], k0, n0, tile.expert);
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        tma_load_3d(sm.b + ring.stage * B_STAGE, weights, &sm.full[ring.stage], k0, n0, tile.expert);
+        ring.next();
       }
     }
   }
@@ -212,14 +228,11 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
     const int wg = threadIdx.x / 128 - 1; // 64-row half of the tile
     const bool signals = threadIdx.x % 128 == 0;
-    int stage = 0;
-    unsigned phase = 0;
+    Ring ring;
     float acc[N / 2];
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      int n0;
-      const RowTile tile = tile_at(p, t, n0);
-      if (!tile.valid)
-        continue;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;
@@ -235,13 +248,13 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       }
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.full[stage], phase);
+        mbar_wait(&sm.full[ring.stage], ring.phase);
         // GEMM1's A rows came by cp.async (generic proxy); wgmma reads
         // through the async proxy.
         if constexpr (!A_BY_TMA)
           fence_proxy_async_shared();
-        const T *tA = sm.a + stage * A_STAGE + wg * 64 * BK;
-        const T *tB = sm.b + stage * B_STAGE;
+        const T *tA = sm.a + ring.stage * A_STAGE + wg * 64 * BK;
+        const T *tB = sm.b + ring.stage * B_STAGE;
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
@@ -254,16 +267,13 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
           wgmma_wait<1>();
           if (previous >= 0 && signals)
             mbar_arrive(&sm.empty[previous]);
-          previous = stage;
+          previous = ring.stage;
         } else {
           wgmma_wait<0>();
           if (signals)
-            mbar_arrive(&sm.empty[stage]);
+            mbar_arrive(&sm.empty[ring.stage]);
         }
-        if (++stage == STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+        ring.next();
       }
       if constexpr (INFLIGHT == 1) {
         wgmma_wait<0>();
