@@ -112,8 +112,8 @@ std::string generateSource(const KernelSpec &spec) {
     if (spec.usesMma() && spec.tile.ws) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_ws.cuh\"\n";
-      body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn,
-                         t.stages, t.staged, t.inflight, gemm1);
+      body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn, t.stages,
+                         t.staged, t.inflight, gemm1);
     } else if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_wgmma.cuh\"\n";
@@ -133,20 +133,16 @@ std::string generateSource(const KernelSpec &spec) {
     body += fmt::format("static_assert(Kernel::THREADS == {} && Kernel::SMEM_BYTES == {},\n"
                         "              \"host and device disagree on the launch shape\");\n",
                         spec.threads(), spec.dynamicSharedBytes());
-    if (spec.tile.ws && spec.usesMma() && gemm1)
-      // Persistent, one CTA per SM, with the weights' tensor map; the
-      // kernel chains its own launch (griddep) after its prologue.
+    if (spec.tile.ws && spec.usesMma())
+      // Persistent, one CTA per SM, with the weights' tensor map (GEMM2
+      // also the map of its A rows, h in sorted order); the kernel chains
+      // its own launch (griddep) after its prologue.
       body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1) "
-                          "{}(const LaunchParams p, const __grid_constant__ TensorMap weights) "
-                          "{{ Kernel::run(p, &weights, nullptr); }}\n",
-                          spec.threads(), spec.name());
-    else if (spec.tile.ws && spec.usesMma())
-      // GEMM2 also takes the map of its A rows (h, sorted order).
-      body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1) "
-                          "{}(const LaunchParams p, const __grid_constant__ TensorMap weights, "
-                          "const __grid_constant__ TensorMap rows) "
-                          "{{ Kernel::run(p, &weights, &rows); }}\n",
-                          spec.threads(), spec.name());
+                          "{}(const LaunchParams p, const __grid_constant__ TensorMap weights{}) "
+                          "{{ Kernel::run(p, &weights, {}); }}\n",
+                          spec.threads(), spec.name(),
+                          gemm1 ? "" : ", const __grid_constant__ TensorMap rows",
+                          gemm1 ? "nullptr" : "&rows");
     else
       body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
                           "{}(const LaunchParams p) {{ {} Kernel::run(p); }}\n",

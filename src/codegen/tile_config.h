@@ -33,9 +33,10 @@ struct TileConfig {
 
   bool operator==(const TileConfig &) const = default;
   /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma", (one group in flight)
-  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws" (staged epilogue: "_wss"; one wgmma group left in
-  /// flight, each stage held a k-tile longer: "_ws_f1"):
-  /// the part of a kernel name that spells it.
+  /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws"
+  /// (staged epilogue: "_wss"; one wgmma group left in flight, each stage
+  /// held a k-tile longer: "_ws_f1"): the part of a kernel name that
+  /// spells it.
   std::string suffix() const;
 };
 

@@ -13,9 +13,9 @@
 // swizzled stages and stores its rows itself, while the producer already
 // fills the stages of the next tile. With STAGED, a warpgroup writes its
 // rows to shared memory and sends them by bulk copies that run on while it
-// starts the next tile (fewer stages fit beside the staging rows). Stages hand over through mbarriers
-// (full: producer -> consumers, empty: consumers -> producer); there is no
-// block-wide barrier after the prologue.
+// starts the next tile (fewer stages fit beside the staging rows). Stages hand over through
+// mbarriers (full: producer -> consumers, empty: consumers -> producer); there is no block-wide
+// barrier after the prologue.
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
@@ -203,7 +203,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     cp_async_wait<0>();
   }
 
-  /// GEMM2's producer: one thread sends both boxes of every stage.
+  /// GEMM2's producer: one thread sends every box of every stage (the
+  /// tile's A row boxes and the weight box).
   static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
                                         const TensorMap *rows, const Smem &sm, int tiles) {
     Ring ring;
@@ -219,7 +220,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         for (int q = 0; q < boxes; ++q)
           tma_load_2d(a + q * A_BOX_ROWS * BK, rows, &sm.full[ring.stage], k0,
                       tile.row_begin + q * A_BOX_ROWS);
-        tma_load_3d(sm.b + ring.stage * B_STAGE, weights, &sm.full[ring.stage], k0, n0, tile.expert);
+        tma_load_3d(sm.b + ring.stage * B_STAGE, weights, &sm.full[ring.stage], k0, n0,
+                    tile.expert);
         ring.next();
       }
     }

@@ -24,8 +24,7 @@ __device__ __forceinline__ void tma_load_2d(void *dst, const TensorMap *map,
                                             unsigned long long *bar, int c0, int c1) {
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
                " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
-               "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
-               "r"(c1)
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
                : "memory");
 }
 
