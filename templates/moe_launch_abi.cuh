@@ -77,6 +77,10 @@ static_assert(kWsProducerRegisters * 128 + kWsConsumerRegisters * 256 <= 168 * k
 /// rows past a tile's end (the host encodes the map with this box).
 constexpr int kWsRowBoxRows = 32;
 
+/// Weight rows per tile of the swap-AB GEMMs (kernels/moe_gemm_swap.cuh):
+/// 64, wgmma's M, per consumer warpgroup.
+constexpr int kSwapWeightRows = 128;
+
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile
 /// config and are asserted in their generated units).
 constexpr int kCountThreads = 256;

@@ -163,6 +163,54 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   EXPECT_NE(route.find("griddep_wait();"), std::string::npos);
 }
 
+TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {
+  const TileConfig t = swapTile(64, 8, GemmKind::Gemm1);
+  EXPECT_TRUE(t.wgmma && t.ws && t.swap); // sm_90a only, persistent, tensor maps
+  EXPECT_EQ(t.bn, 64);                    // 128 weight rows: gate and up of 64 columns
+  const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
+  EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm64_bn64_s8_swap");
+  EXPECT_EQ(spec.threads(), 384);
+  // 8 stages of (128 weight rows + 64 token rows) x 128 bytes, two mbarriers each.
+  EXPECT_EQ(spec.dynamicSharedBytes(), 8 * 192 * 128 + 8 * 16);
+  EXPECT_NE(generateSource(spec).find("SwapGemm<S, SwapTile<64, 8>, true>"), std::string::npos);
+  // GEMM2: 128 output columns; its token rows come in 32-row TMA boxes, so
+  // a 32-row stage is the least; it takes the map of h rows too.
+  const KernelSpec g2{KernelKind::Gemm2, kSeed, swapTile(32, 11, GemmKind::Gemm2)};
+  EXPECT_EQ(g2.tile.bn, 128);
+  EXPECT_EQ(g2.dynamicSharedBytes(), 11 * 160 * 128 + 11 * 16);
+  EXPECT_NE(generateSource(g2).find("TensorMap weights, const __grid_constant__ TensorMap rows)"),
+            std::string::npos);
+  for (const KernelSpec &s : {spec, g2}) {
+    auto parsed = parseTileConfig(s.tile.suffix());
+    ASSERT_TRUE(static_cast<bool>(parsed)) << s.tile.suffix();
+    EXPECT_EQ(*parsed, s.tile);
+  }
+  for (const char *bad : {"bm64_bn64_s8_swap_", "bm64_bn64_s8_swapf1", "bm64_bn64_s8_ws_swap"}) {
+    auto refused = parseTileConfig(bad);
+    EXPECT_FALSE(static_cast<bool>(refused)) << bad;
+    llvm::consumeError(refused.takeError());
+  }
+  auto message = [](const std::string &name, GemmKind k) {
+    auto c = parseTileConfig(name);
+    EXPECT_TRUE(static_cast<bool>(c)) << name;
+    if (!c) {
+      llvm::consumeError(c.takeError());
+      return std::string("unparsed");
+    }
+    llvm::Error e = checkMmaConfig(*c, k);
+    return e ? llvm::toString(std::move(e)) : std::string();
+  };
+  EXPECT_EQ(message("bm128_bn64_s7_swap", GemmKind::Gemm1), "");
+  EXPECT_EQ(message("bm256_bn128_s4_swap", GemmKind::Gemm2), "");
+  EXPECT_NE(message("bm256_bn64_s4_swap", GemmKind::Gemm1).find("bm 32"), std::string::npos);
+  EXPECT_NE(message("bm48_bn128_s4_swap", GemmKind::Gemm2).find("bm 32"), std::string::npos);
+  EXPECT_NE(message("bm64_bn128_s8_swap", GemmKind::Gemm1).find("bn 64"), std::string::npos);
+  EXPECT_NE(message("bm64_bn64_s8_swap", GemmKind::Gemm2).find("bn 64"), std::string::npos);
+  EXPECT_NE(message("bm128_bn64_s8_swap", GemmKind::Gemm1).find("shared memory"),
+            std::string::npos);
+  EXPECT_NE(message("bm32_bn64_s13_swap", GemmKind::Gemm1).find("2..12"), std::string::npos);
+}
+
 TEST(Codegen, InvalidConfigsAreRejectedWithTheRule) {
   auto message = [](TileConfig c, GemmKind k) {
     llvm::Error e = checkMmaConfig(c, k);

@@ -105,6 +105,27 @@ TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
     }
 }
 
+/// The swap-AB GEMMs too, at every token width they are built for (each
+/// instantiates the main loops of bm/4, bm/2 and bm token columns).
+TEST(Nvrtc, SwapAbGemmsCompileClean) {
+  for (DType dtype : {DType::BF16, DType::FP16})
+    for (auto [kind, bm, stages] : {std::tuple{codegen::GemmKind::Gemm1, 32, 10},
+                                    std::tuple{codegen::GemmKind::Gemm1, 128, 6},
+                                    std::tuple{codegen::GemmKind::Gemm2, 32, 10},
+                                    std::tuple{codegen::GemmKind::Gemm2, 256, 4}}) {
+      const codegen::KernelSpec spec{kind == codegen::GemmKind::Gemm1 ? codegen::KernelKind::Gemm1
+                                                                      : codegen::KernelKind::Gemm2,
+                                     MoeShape{8, 2056, 776, 128, dtype},
+                                     codegen::swapTile(bm, stages, kind)};
+      ASSERT_FALSE(static_cast<bool>(codegen::checkMmaConfig(spec.tile, kind))) << spec.name();
+      auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+      ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+      EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
+      EXPECT_NE(compiled->log.find(" 0 bytes stack frame"), std::string::npos) << compiled->log;
+    }
+}
+
 /// MOEJIT_DEBUG_PIPELINES=1 compiles the bounded mbarrier wait in (an option,
 /// so a cache key of its own) and the kernels still compile (the clock
 /// checks cost some local memory: debug kernels are for finding hangs).
@@ -114,8 +135,8 @@ TEST(Nvrtc, DebugPipelinesIsAnOptionOfItsOwnKey) {
   const auto options = nvrtc::compileOptions("sm_90a");
   ASSERT_EQ(options.size(), plain.size() + 1);
   EXPECT_EQ(options.back(), "-DMOEJIT_PIPELINE_TIMEOUT_NS=10000000000ull");
-  const codegen::KernelSpec spec{codegen::KernelKind::Gemm2, MoeShape{8, 2048, 768, 128,
-                                                                      DType::BF16},
+  const codegen::KernelSpec spec{codegen::KernelKind::Gemm2,
+                                 MoeShape{8, 2048, 768, 128, DType::BF16},
                                  codegen::wsTile(256, 3, true)};
   auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
   ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());

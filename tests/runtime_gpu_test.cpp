@@ -1,8 +1,12 @@
 // End-to-end tests on a GPU: every case is compared with the fp64 CPU
 // reference on fresh random inputs, with y poisoned (NaN) before the run.
 // Without a GPU each test skips with the reason.
+#include "codegen/tile_config.h"
+#include "common/error.h"
 #include "driver/driver.h"
 #include "gpu_required.h"
+#include "runtime/kernel_set.h"
+#include "store/cubin_store.h"
 #include "testkit.h"
 
 #include <gtest/gtest.h>
@@ -18,13 +22,19 @@ namespace {
 
 constexpr Combine kModes[] = {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant};
 
-/// One runtime per combine mode, over one cache root.
-Runtime &runtime(Combine combine = Combine::Deterministic) {
+/// The cache root of this run's kernels.
+const std::string &cacheDir() {
   static const std::string dir = [] {
     llvm::SmallString<128> p;
     llvm::sys::fs::createUniqueDirectory("moejit-gpu-test-cache", p);
     return std::string(p);
   }();
+  return dir;
+}
+
+/// One runtime per combine mode, over one cache root.
+Runtime &runtime(Combine combine = Combine::Deterministic) {
+  const std::string &dir = cacheDir();
   static Runtime deterministic(0, RuntimeOptions{dir, {}, {}, Combine::Deterministic});
   static Runtime fast(0, RuntimeOptions{dir, {}, {}, Combine::Fast});
   static Runtime invariant(0, RuntimeOptions{dir, {}, {}, Combine::BatchInvariant});
@@ -79,6 +89,21 @@ struct Problem {
   void useCombine(Combine combine) {
     kernels = runtime(combine).get(shape);
     EXPECT_EQ(kernels->combine(), combine);
+    const size_t need = kernels->workspace_bytes(tokens);
+    if (dworkspace.bytes() < need)
+      dworkspace = DeviceBuffer(need);
+  }
+
+  /// Runs from now on with `g` in every bucket (the kernels of a plan the
+  /// tuner may ship), with the runtime's arch and cache root.
+  void usePlan(const runtime::GemmPlan &g, Combine combine) {
+    static const driver::Device device = moejit::unwrapOrThrow(driver::Device::open(0));
+    static store::CubinStore store(cacheDir());
+    runtime::Plan plan;
+    plan.buckets.assign(runtime::kBucketCount, g);
+    const Arch arch = moejit::unwrapOrThrow(Arch::parse(runtime().arch()));
+    kernels =
+        moejit::unwrapOrThrow(runtime::buildKernelSet(device, shape, plan, combine, arch, store));
     const size_t need = kernels->workspace_bytes(tokens);
     if (dworkspace.bytes() < need)
       dworkspace = DeviceBuffer(need);
@@ -211,17 +236,15 @@ constexpr int64_t tailTokens(int experts) {
 
 // One-block routing ends at T*k = 2048 (kRouteBlockMaxAssignments); past
 // it, and past 1024 experts, routing takes three launches.
-INSTANTIATE_TEST_SUITE_P(RoutingPaths, MatchesReference,
-                         ::testing::Values(Case{8, 256, 128, 64, BF, 256},
-                                           Case{8, 256, 128, 64, BF, 257},
-                                           Case{6, 256, 128, 64, BF, 341},
-                                           Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
-                                           Case{2, 64, 32, 1100, BF, 300},
-                                           Case{1, 256, 128, 64, BF, tailTokens(64),
-                                                Routing::Tails},
-                                           Case{1, 264, 200, 64, FP16, tailTokens(64),
-                                                Routing::Tails}),
-                         caseName);
+INSTANTIATE_TEST_SUITE_P(
+    RoutingPaths, MatchesReference,
+    ::testing::Values(Case{8, 256, 128, 64, BF, 256}, Case{8, 256, 128, 64, BF, 257},
+                      Case{6, 256, 128, 64, BF, 341},
+                      Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
+                      Case{2, 64, 32, 1100, BF, 300},
+                      Case{1, 256, 128, 64, BF, tailTokens(64), Routing::Tails},
+                      Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails}),
+    caseName);
 
 INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
                          ::testing::Values(Case{1, 256, 128, 64, BF, 1000, Routing::OneExpert},
@@ -231,6 +254,45 @@ INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
                                            Case{2, 256, 128, 8, FP32, 7, Routing::OutOfRange},
                                            Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange}),
                          caseName);
+
+/// The swap-AB GEMMs (weights as wgmma's M) in every combine mode, each
+/// with itself and beside a 128-row warp-specialised GEMM: token widths of
+/// bm/4, bm/2 and bm (tails included), K and N not multiples of 64, an
+/// expert with many tiles, out-of-range ids.
+class SwapAbMatchesReference : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SwapAbMatchesReference, EveryPlanAndMode) {
+  REQUIRE_GPU();
+  if (!moejit::unwrapOrThrow(Arch::parse(runtime().arch())).hasWgmma())
+    GTEST_SKIP() << "swap-AB GEMMs need sm_90a, the GPU is " << runtime().arch();
+  const Case &c = GetParam();
+  Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens, c.routing,
+            2000 + c.tokens);
+  using codegen::GemmKind, codegen::swapTile, codegen::wsTile;
+  const runtime::GemmPlan plans[] = {
+      {swapTile(32, 11, GemmKind::Gemm1), swapTile(32, 11, GemmKind::Gemm2)},
+      {swapTile(128, 7, GemmKind::Gemm1), swapTile(256, 4, GemmKind::Gemm2)},
+      {swapTile(64, 9, GemmKind::Gemm1), wsTile(128, 4, true)},
+      {wsTile(128, 4), swapTile(64, 7, GemmKind::Gemm2)}};
+  for (const runtime::GemmPlan &g : plans)
+    for (Combine mode : kModes) {
+      p.usePlan(g, mode);
+      const double err = p.error(p.run());
+      EXPECT_LT(err, testkit::errorLimit(c.dtype))
+          << g.gemm1.suffix() << ":" << g.gemm2.suffix() << ", combine " << combine_name(mode);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SwapAbMatchesReference,
+    // The seed shape only at small T: its fp64 reference grows with T.
+    ::testing::Values(Case{8, 2048, 768, 128, BF, 1}, Case{8, 2048, 768, 128, BF, 128},
+                      Case{6, 512, 256, 64, FP16, 300}, Case{8, 512, 256, 16, BF, 2048},
+                      Case{2, 1032, 584, 8, BF, 2000}, Case{2, 8, 8, 3, BF, 17},
+                      Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails},
+                      Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
+                      Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange}),
+    caseName);
 
 TEST(Runtime, BitwiseRepeatable) {
   REQUIRE_GPU();
@@ -499,9 +561,9 @@ TEST(Combine, BatchInvariantTokenIsTheSameInEveryBatch) {
     auto kernels = runtime(Combine::BatchInvariant).get(s);
     const int64_t most = 8192;
     const size_t row = s.hidden * dtype_bytes(s.dtype);
-    const auto gate_up = testkit::randomTensor(
-        s.dtype, size_t(s.experts) * 2 * s.intermediate * s.hidden, 1.0f / std::sqrt(float(s.hidden)),
-        41);
+    const auto gate_up =
+        testkit::randomTensor(s.dtype, size_t(s.experts) * 2 * s.intermediate * s.hidden,
+                              1.0f / std::sqrt(float(s.hidden)), 41);
     const auto down = testkit::randomTensor(s.dtype, size_t(s.experts) * s.hidden * s.intermediate,
                                             1.0f / std::sqrt(float(s.intermediate)), 42);
     DeviceBuffer dgu = DeviceBuffer::from(gate_up.bytes), ddown = DeviceBuffer::from(down.bytes);

@@ -53,11 +53,16 @@ TEST(Candidates, AllFollowTheTileRulesAndIncludeTheHeuristic) {
 
 TEST(Candidates, ExploreEveryKnobOnHopper) {
   const auto list = tune::gemmCandidates(kSeed, "sm_90a", GemmKind::Gemm2);
-  std::set<int> bms, bns, stages, inflight, ws_bns;
+  std::set<int> bms, bns, stages, inflight, ws_bns, swap_bms;
   bool mma = false;
   for (const TileConfig &c : list) {
     if (!c.wgmma) {
       mma = true;
+      continue;
+    }
+    if (c.swap) { // swap-AB: 128 weight rows (GEMM2: 128 columns), bm token rows
+      EXPECT_EQ(c.bn, 128);
+      swap_bms.insert(c.bm);
       continue;
     }
     if (c.ws) { // persistent warp-specialised: bm 128, stages by shared memory
@@ -76,6 +81,7 @@ TEST(Candidates, ExploreEveryKnobOnHopper) {
   EXPECT_EQ(stages, (std::set<int>{3, 4}));
   EXPECT_EQ(inflight, (std::set<int>{0, 1}));
   EXPECT_EQ(ws_bns, (std::set<int>{64, 128, 192, 256}));
+  EXPECT_EQ(swap_bms, (std::set<int>{32, 64, 128, 256}));
 }
 
 TEST(Candidates, NarrowOutputsDropWideTiles) {
@@ -103,6 +109,12 @@ TEST(Candidates, TimingIsPrunedByRowsPerExpert) {
   EXPECT_FALSE(runtime::worthTiming(wg192, 8, "sm_90a"));
   EXPECT_TRUE(runtime::worthTiming(wg192, 512, "sm_90a"));
   EXPECT_TRUE(runtime::worthTiming(TileConfig{128, 64, 3, 2, 2}, 512, "sm_80"));
+  const TileConfig swap32 = codegen::swapTile(32, 10, GemmKind::Gemm2),
+                   swap256 = codegen::swapTile(256, 4, GemmKind::Gemm2);
+  EXPECT_TRUE(runtime::worthTiming(swap32, 2, "sm_90a"));
+  EXPECT_FALSE(runtime::worthTiming(swap256, 8, "sm_90a"));
+  EXPECT_TRUE(runtime::worthTiming(swap256, 200, "sm_90a"));
+  EXPECT_FALSE(runtime::worthTiming(swap32, 2048, "sm_90a"));
 }
 
 TEST(NoCompile, MissIsATypedErrorNamingWorkloadKernelAndKey) {

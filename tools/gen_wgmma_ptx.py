@@ -59,7 +59,8 @@ WRAPPER = """template <> struct Wgmma<{n}, {is_bf16}> {{
 
 def main():
     parts = [HEADER]
-    for n in (64, 128, 192, 256):
+    # 8..32: the swap-AB kernels' small token tiles (kernels/moe_gemm_swap.cuh).
+    for n in (8, 16, 32, 64, 128, 192, 256):
         regs = n // 2
         for is_bf16, ptx in (("true", "bf16"), ("false", "f16")):
             parts.append(WRAPPER.format(

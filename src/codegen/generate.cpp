@@ -109,7 +109,12 @@ std::string generateSource(const KernelSpec &spec) {
   std::string body;
   if (isGemm(spec.kind)) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
-    if (spec.usesMma() && spec.tile.ws) {
+    if (spec.usesMma() && spec.tile.swap) {
+      const TileConfig &t = spec.tile;
+      out += "#include \"kernels/moe_gemm_swap.cuh\"\n";
+      body =
+          fmt::format("using Kernel = SwapGemm<S, SwapTile<{}, {}>, {}>;\n", t.bm, t.stages, gemm1);
+    } else if (spec.usesMma() && spec.tile.ws) {
       const TileConfig &t = spec.tile;
       out += "#include \"kernels/moe_gemm_ws.cuh\"\n";
       body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn, t.stages,

@@ -15,6 +15,15 @@ constexpr int kBk = 64; // elements per k step: one 128-byte row
 // 154 with 128 accumulators).
 constexpr int kWgmmaOverheadRegisters = 26;
 int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ? 2 * c.bn : c.bn; }
+/// Output columns of a swap-AB tile: its weight rows, gate and up of each
+/// h column for GEMM1.
+int swapColumns(GemmKind kind) {
+  return kind == GemmKind::Gemm1 ? moejit_abi::kSwapWeightRows / 2 : moejit_abi::kSwapWeightRows;
+}
+/// Token rows of a swap-AB stage: GEMM2's come in whole TMA boxes.
+int swapTokenRows(const TileConfig &c, GemmKind kind) {
+  return kind == GemmKind::Gemm2 ? std::max(c.bm, moejit_abi::kWsRowBoxRows) : c.bm;
+}
 } // namespace
 
 TileConfig wsTile(int bn, int stages, bool staged, int inflight) {
@@ -24,7 +33,16 @@ TileConfig wsTile(int bn, int stages, bool staged, int inflight) {
   return c;
 }
 
+TileConfig swapTile(int bm, int stages, GemmKind kind) {
+  TileConfig c = wsTile(swapColumns(kind), stages);
+  c.bm = bm;
+  c.swap = true;
+  return c;
+}
+
 std::string TileConfig::suffix() const {
+  if (swap)
+    return fmt::format("bm{}_bn{}_s{}_swap", bm, bn, stages);
   if (ws)
     return fmt::format("bm{}_bn{}_s{}_ws{}{}", bm, bn, stages, staged ? "s" : "",
                        inflight ? fmt::format("_f{}", inflight) : "");
@@ -63,6 +81,14 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
   Reader in{text};
   bool ok = in.literal("bm") && in.number(c.bm) && in.literal("_bn") && in.number(c.bn) &&
             in.literal("_s") && in.number(c.stages);
+  if (ok && in.literal("_swap")) {
+    if (in.rest.empty()) {
+      c.wgmma = c.ws = c.swap = true;
+      c.warps_m = c.warps_n = 0; // unused; checkMmaConfig checks bm and bn
+      return c;
+    }
+    ok = false;
+  }
   if (ok && in.literal("_ws")) {
     const bool staged = in.literal("s");
     const int inflight = in.literal("_f1") ? 1 : 0;
@@ -80,8 +106,8 @@ llvm::Expected<TileConfig> parseTileConfig(const std::string &text) {
     c.warps_m = c.warps_n = 0; // unused by wgmma configs
     return c;
   }
-  ok = ok && in.literal("_w") && in.number(c.warps_m) && in.literal("x") &&
-       in.number(c.warps_n) && in.rest.empty();
+  ok = ok && in.literal("_w") && in.number(c.warps_m) && in.literal("x") && in.number(c.warps_n) &&
+       in.rest.empty();
   if (!ok)
     return makeError(ErrorCode::InvalidArgument,
                      "'{}' is not a tile config like bm128_bn64_s3_w2x2", text);
@@ -95,6 +121,9 @@ int mmaThreads(const TileConfig &c) {
 }
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
+  if (c.swap) // stages of weight and token rows (1024-byte aligned), two mbarriers each
+    return c.stages * (moejit_abi::kSwapWeightRows + swapTokenRows(c, kind)) * kBk * 2 +
+           c.stages * 16;
   const int rows = c.bm + bRows(c, kind);
   if (c.ws) {
     // Stages (the kernel declares its dynamic shared memory 1024-byte
@@ -116,12 +145,24 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
   };
   if (c.bm <= 0 || c.bn <= 0 || (!c.wgmma && (c.warps_m <= 0 || c.warps_n <= 0)))
     return fail("every field must be positive");
-  if (c.stages < 2 || c.stages > 8)
-    return fail("stages must be in 2..8");
+  // Swap-AB stages are small (a weight stream wants many in flight).
+  if (c.stages < 2 || c.stages > (c.swap ? 12 : 8))
+    return fail(c.swap ? "swap-AB stages must be in 2..12" : "stages must be in 2..8");
   if (c.staged && !c.ws)
     return fail("a staged epilogue needs a warp-specialised tile");
   if (c.inflight != 0 && (c.inflight != 1 || !c.wgmma))
     return fail("wgmma tiles leave 0 or 1 groups in flight; other tiles none");
+  if (c.swap) {
+    if (!c.wgmma || !c.ws || c.staged || c.inflight != 0)
+      return fail("swap-AB tiles are warp-specialised, unstaged, with no wgmma group in flight");
+    if (c.bm != 32 && c.bm != 64 && c.bm != 128 && (c.bm != 256 || kind == GemmKind::Gemm1))
+      return fail("swap-AB tiles have bm 32, 64, 128 or (GEMM2) 256 token rows");
+    if (c.bn != swapColumns(kind))
+      return fail("swap-AB tiles have bn 64 (GEMM1) or 128 (GEMM2): 128 weight rows");
+    if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
+      return fail("needs more shared memory than a block can have");
+    return llvm::Error::success();
+  }
   if (c.ws) {
     if (!c.wgmma || c.bm != 128)
       return fail("warp-specialised tiles have bm 128 (two consumer warpgroups of 64 rows)");

@@ -30,13 +30,18 @@ struct TileConfig {
   /// ws only: the epilogue stages rows in shared memory and sends them by
   /// bulk copies that overlap the next tile ("_wss" in names).
   bool staged = false;
+  /// ws only: swap-AB (templates/kernels/moe_gemm_swap.cuh): the weights
+  /// are wgmma's M side (128 weight rows per tile: bn is 64 h columns for
+  /// GEMM1, 128 output columns for GEMM2) and bm token rows its N side, run
+  /// with bm/4, bm/2 or bm columns as the tile's rows need ("_swap").
+  bool swap = false;
 
   bool operator==(const TileConfig &) const = default;
   /// "bm128_bn64_s3_w2x2", "bm128_bn64_s3_wgmma", (one group in flight)
   /// "bm128_bn64_s4_wgmma_f1" or (warp-specialised) "bm128_bn128_s4_ws"
   /// (staged epilogue: "_wss"; one wgmma group left in flight, each stage
   /// held a k-tile longer: "_ws_f1"): the part of a kernel name that
-  /// spells it.
+  /// spells it; swap-AB: "bm64_bn64_s8_swap".
   std::string suffix() const;
 };
 
@@ -48,6 +53,10 @@ enum class GemmKind { Gemm1, Gemm2 };
 
 /// A warp-specialised config (TileConfig::ws) of bn columns and `stages`.
 TileConfig wsTile(int bn, int stages, bool staged = false, int inflight = 0);
+
+/// A swap-AB config (TileConfig::swap) of bm token rows and `stages`: bn is
+/// what the kernel fixes for `kind`.
+TileConfig swapTile(int bm, int stages, GemmKind kind);
 
 /// Threads per block of a tensor-core GEMM with this config.
 int mmaThreads(const TileConfig &c);

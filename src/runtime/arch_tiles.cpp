@@ -80,12 +80,28 @@ std::vector<TileConfig> grid(GemmKind kind) {
       for (int stages : {fit - 1, fit})
         out.push_back(codegen::wsTile(bn, stages, staged));
     }
+  // Swap-AB tiles (weights as wgmma's M): the deepest stream that fits, and
+  // two stages fewer.
+  for (int bm : {32, 64, 128, 256}) {
+    if (kind == GemmKind::Gemm1 && bm == 256)
+      continue; // GEMM1's producer keeps bm/16 row pointers
+    int fit = 2;
+    while (fit < 12 && codegen::mmaSharedBytes(codegen::swapTile(bm, fit + 1, kind), kind) <=
+                           codegen::kMaxSharedBytes)
+      ++fit;
+    for (int stages : {fit - 2, fit})
+      out.push_back(codegen::swapTile(bm, stages, kind));
+  }
   // mma.sync only serves the few-rows buckets here (worth below).
   addMmaGrid(out, {16, 32});
   return out;
 }
 
 bool worth(const TileConfig &tile, double r) {
+  if (tile.swap)
+    // A weight stream: worth it while experts have few rows, with token
+    // tiles no taller than twice what an expert fills.
+    return r <= 512 && tile.bm <= std::max(32.0, 2 * r);
   if (tile.wgmma)
     // 64-row wgmma tiles are the floor; taller ones once experts fill half
     // of them; 64-row tiles stop paying once experts have >1024 rows.

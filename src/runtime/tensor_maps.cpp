@@ -14,7 +14,7 @@ llvm::Expected<CUtensorMap> encode(const MoeShape &shape, cuuint32_t rank, const
                                    const cuuint32_t *box) {
   const CUtensorMapDataType type = shape.dtype == DType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  const cuuint32_t unit[5] = {1, 1, 1, 1, 1};
   CUtensorMap map;
   MOEJIT_CU(cuTensorMapEncodeTiled(&map, type, rank, const_cast<void *>(base), dims, byte_strides,
                                    box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -29,6 +29,16 @@ llvm::Expected<CUtensorMap> weightTensorMap(const MoeShape &shape, codegen::Gemm
   const cuuint64_t H = shape.hidden, I = shape.intermediate, E = shape.experts;
   const cuuint64_t elem = dtype_bytes(shape.dtype);
   const auto bn = static_cast<cuuint32_t>(tile.bn);
+  if (kind == codegen::GemmKind::Gemm1 && tile.swap) {
+    // Swap-AB (kernels/moe_gemm_swap.cuh), innermost first: k (H), 8 rows,
+    // gate/up, group of 8 columns (I is a multiple of 8), expert; a box is
+    // 8 groups of 8 gate rows then 8 up rows: 128 weight rows.
+    const cuuint64_t dims[5] = {H, 8, 2, I / 8, E};
+    const cuuint64_t strides[4] = {H * elem, I * H * elem, 8 * H * elem, 2 * I * H * elem};
+    const cuuint32_t box[5] = {64, 8, 2, static_cast<cuuint32_t>(moejit_abi::kSwapWeightRows / 16),
+                               1};
+    return encode(shape, 5, weights, dims, strides, box);
+  }
   if (kind == codegen::GemmKind::Gemm1) {
     // Innermost first: k (H), column (I), gate/up, expert.
     const cuuint64_t dims[4] = {H, I, 2, E};

@@ -20,10 +20,11 @@
 
 #include "blocks/moe_gemm_common.cuh"
 #include "blocks/wgmma_epilogue.cuh"
+#include "blocks/ws_pipeline.cuh"
 #include "ptx/cp_async.cuh"
+#include "ptx/griddep.cuh"
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
-#include "ptx/griddep.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
 
@@ -46,10 +47,10 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   using D = GemmDims<S, Gemm1>;
   static constexpr int BM = Tl::BM, BN = Tl::BN, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
   static constexpr int INFLIGHT = Tl::INFLIGHT;
-  static constexpr int BK = 64;                         // one 128-byte row per k-tile
-  static constexpr int N = Gemm1 ? 2 * BN : BN;         // B rows = wgmma N
-  static constexpr int KT = (D::K + BK - 1) / BK;       // k-tiles per tile
-  static constexpr int COL_TILES = (D::N + BN - 1) / BN; // column tiles per row tile
+  static constexpr int BK = 64;                             // one 128-byte row per k-tile
+  static constexpr int N = Gemm1 ? 2 * BN : BN;             // B rows = wgmma N
+  static constexpr int KT = (D::K + BK - 1) / BK;           // k-tiles per tile
+  static constexpr int COL_TILES = (D::N + BN - 1) / BN;    // column tiles per row tile
   static constexpr int A_STAGE = BM * BK, B_STAGE = N * BK; // elements
   static constexpr int B_STAGE_BYTES = B_STAGE * 2;
   static constexpr bool STAGED = Tl::STAGED;
@@ -79,18 +80,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     unsigned long long *full, *empty;
   };
 
-  /// Where a role is in the stage ring: the stage, and the parity of the
-  /// phase its barriers complete next (it flips each time the ring wraps).
-  struct Ring {
-    int stage = 0;
-    unsigned phase = 0;
-    __device__ __forceinline__ void next() {
-      if (++stage == STAGES) {
-        stage = 0;
-        phase ^= 1;
-      }
-    }
-  };
+  using Ring = StageRing<STAGES>;
+  using Walk = TileWalk<BM, BN, COL_TILES>;
 
   static __device__ __forceinline__ int swz(int r, int ch) {
     return r * BK + ((ch ^ (r & 7)) << 3);
@@ -119,7 +110,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         // A by TMA: the one producer thread's arrival; otherwise also every
         // producer thread's cp.async arrival.
         mbar_init(&sm.full[s], A_BY_TMA ? 1 : 128 + 1);
-        mbar_init(&sm.empty[s], 2);      // one arrival per consumer warpgroup
+        mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
       }
       fence_mbarrier_init();
       prefetch_tensor_map(weights);
@@ -129,7 +120,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     __syncthreads();
     griddep_wait();
     griddep_launch_dependents();
-    const int tiles = row_tile_count<BM>(p) * COL_TILES;
+    const int tiles = Walk::count(p);
     if (threadIdx.x < 128) {
       setmaxnreg_dec<PRODUCER_REGS>();
       if constexpr (A_BY_TMA) {
@@ -144,29 +135,6 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     }
   }
 
-  /// Tile `t` of the walk: row tiles in list order (expert-major), the
-  /// column tiles of one row tile next to each other, so that CTAs running
-  /// side by side share the expert's weights and the tile's A rows in L2.
-  static __device__ __forceinline__ RowTile tile_at(const LaunchParams &p, int t, int &n0) {
-    n0 = (t % COL_TILES) * BN;
-    return row_tile_at<BM>(p, t / COL_TILES);
-  }
-
-  /// This CTA's next valid tile of the walk from index `t` (every
-  /// gridDim.x-th), with `t` moved past it; false once the walk ends. The
-  /// producer and both consumers walk the same tiles in the same order.
-  static __device__ __forceinline__ bool next_tile(const LaunchParams &p, int tiles, int &t,
-                                                   RowTile &tile, int &n0) {
-    for (; t < tiles; t += gridDim.x) {
-      tile = tile_at(p, t, n0);
-      if (tile.valid) {
-        t += gridDim.x;
-        return true;
-      }
-    }
-    return false;
-  }
-
   static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
                                  int tiles) {
     static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
@@ -174,7 +142,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     Ring ring;
     RowTile tile;
     int n0;
-    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
       const T *src[ROWS_PER_PRODUCER_THREAD];
 #pragma unroll
       for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
@@ -210,7 +178,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     Ring ring;
     RowTile tile;
     int n0;
-    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
       const int boxes = (tile.row_end - tile.row_begin + A_BOX_ROWS - 1) / A_BOX_ROWS;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
@@ -234,7 +202,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     float acc[N / 2];
     RowTile tile;
     int n0;
-    for (int t = blockIdx.x; next_tile(p, tiles, t, tile, n0);) {
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;
@@ -260,8 +228,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
-          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16),
-                                        1);
+          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16), 1);
         wgmma_commit();
         if constexpr (INFLIGHT == 1) {
           // One group stays in flight; the one before it is done with its

@@ -50,4 +50,14 @@ __device__ __forceinline__ void tma_load_4d(void *dst, const TensorMap *map,
                : "memory");
 }
 
+__device__ __forceinline__ void tma_load_5d(void *dst, const TensorMap *map,
+                                            unsigned long long *bar, int c0, int c1, int c2,
+                                            int c3, int c4) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+               " [%0], [%1, {%3, %4, %5, %6, %7}], [%2];\n" ::"r"(smem_addr(dst)),
+               "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
+               "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+               : "memory");
+}
+
 } // namespace moejit_dev

@@ -1,0 +1,290 @@
+// Grouped GEMMs on Hopper (sm_90a) for few rows per expert: swap-AB. The
+// expert's weights are wgmma's M side (64 weight rows per consumer
+// warpgroup, 128 per tile, by TMA) and the tile's token rows its N side
+// (BM rows at most, or BM/2 or BM/4 when the tile has no more: one main
+// loop per width, chosen once per tile), so a tile with few rows costs
+// the weight stream and not 128 rows of tensor work, and the stages are
+// small enough for a deep weight stream. Persistent and warp-specialised
+// like kernels/moe_gemm_ws.cuh, whose stage ring and tile walk it shares:
+// warpgroup 0 produces (weights by TMA; GEMM1's token rows gathered with
+// cp.async, zero-filled past the tile's rows and past K; GEMM2's h rows by
+// TMA in boxes of 32 rows), warpgroups 1 and 2 consume.
+//
+// GEMM1's weight box interleaves gate and up in 8-row groups (a 5-D map:
+// k, 8 rows, gate/up, column group, expert), so the gate and up values of
+// one h column and token sit in one thread (accumulators i and i + 2):
+// silu(gate) * up needs no exchange. Each thread holds an output column
+// for pairs of tokens; one shuffle with the lane holding the next column
+// turns them into column pairs of one token, stored 4 bytes at a time.
+#pragma once
+
+#include "blocks/moe_gemm_common.cuh"
+#include "blocks/ws_pipeline.cuh"
+#include "ptx/cp_async.cuh"
+#include "ptx/griddep.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/warpgroup.cuh"
+#include "ptx/wgmma.cuh"
+
+namespace moejit_dev {
+
+template <int BM_, int STAGES_> struct SwapTile {
+  static constexpr int BM = BM_, STAGES = STAGES_;
+  static constexpr int THREADS = kWsThreads; // producer + two consumer warpgroups
+};
+
+template <class S, class Tl, bool Gemm1> struct SwapGemm {
+  using T = typename S::T;
+  using D = GemmDims<S, Gemm1>;
+  static constexpr int BM = Tl::BM, STAGES = Tl::STAGES, THREADS = Tl::THREADS;
+  static constexpr int BK = 64;                  // one 128-byte row per k-tile
+  static constexpr int W_ROWS = kSwapWeightRows; // 64 per consumer warpgroup
+  // Output columns per tile: GEMM1's weight rows are gate and up of each column.
+  static constexpr int BN = Gemm1 ? W_ROWS / 2 : W_ROWS;
+  static constexpr int KT = (D::K + BK - 1) / BK;
+  static constexpr int COL_TILES = (D::N + BN - 1) / BN;
+  // GEMM2's token rows come in whole boxes.
+  static constexpr int X_ROWS = Gemm1 ? BM : (BM > kWsRowBoxRows ? BM : kWsRowBoxRows);
+  static constexpr int W_STAGE = W_ROWS * BK, X_STAGE = X_ROWS * BK; // elements
+  static constexpr int W_STAGE_BYTES = W_STAGE * 2;
+  static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGES * 16;
+  static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
+  static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
+  static constexpr bool X_BY_TMA = !Gemm1;
+  static constexpr int BOX_ROWS = kWsRowBoxRows;
+  static constexpr int BOX_BYTES = BOX_ROWS * BK * 2;
+  static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
+  static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "token rows: 32, 64, 128 or 256");
+  static_assert(!Gemm1 || BM <= 128, "GEMM1's producer keeps BM/16 row pointers");
+  static_assert(S::I % 8 == 0, "GEMM1's weight map groups columns by 8");
+  static_assert(STAGES >= 2, "at least two stages");
+
+  using Ring = StageRing<STAGES>;
+  using Walk = TileWalk<BM, BN, COL_TILES>;
+
+  struct Smem {
+    T *w, *x;
+    unsigned long long *full, *empty;
+  };
+
+  /// The token width a tile runs with: the narrowest of BM/4, BM/2, BM that
+  /// holds its rows.
+  static __device__ __forceinline__ int width_for(int rows) {
+    return rows <= BM / 4 ? BM / 4 : rows <= BM / 2 ? BM / 2 : BM;
+  }
+
+  static __device__ __forceinline__ int swz(int r, int ch) {
+    return r * BK + ((ch ^ (r & 7)) << 3);
+  }
+
+  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of BOX_ROWS rows),
+  /// null for GEMM1.
+  static __device__ void run(const LaunchParams &p, const TensorMap *weights,
+                             const TensorMap *rows) {
+    extern __shared__ __align__(1024) unsigned char smem_raw[];
+    // A stage off the 1024-byte grid would feed wgmma a wrong swizzle.
+    if ((smem_addr(smem_raw) & 1023) != 0)
+      __trap();
+    Smem sm;
+    sm.w = reinterpret_cast<T *>(smem_raw);
+    sm.x = sm.w + STAGES * W_STAGE;
+    sm.full = reinterpret_cast<unsigned long long *>(sm.x + STAGES * X_STAGE);
+    sm.empty = sm.full + STAGES;
+    // Prologue, overlapping the previous kernel's tail (programmatic
+    // dependent launch): nothing here reads what an earlier kernel wrote.
+    if (threadIdx.x == 0) {
+      for (int s = 0; s < STAGES; ++s) {
+        // x rows by TMA: the one producer thread's arrival; otherwise also
+        // every producer thread's cp.async arrival.
+        mbar_init(&sm.full[s], X_BY_TMA ? 1 : 128 + 1);
+        mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
+      }
+      fence_mbarrier_init();
+      prefetch_tensor_map(weights);
+      if constexpr (X_BY_TMA)
+        prefetch_tensor_map(rows);
+    }
+    __syncthreads();
+    griddep_wait();
+    griddep_launch_dependents();
+    const int tiles = Walk::count(p);
+    if (threadIdx.x < 128) {
+      setmaxnreg_dec<PRODUCER_REGS>();
+      if constexpr (X_BY_TMA) {
+        if (threadIdx.x == 0)
+          produce_by_tma(p, weights, rows, sm, tiles);
+      } else {
+        produce(p, weights, sm, tiles);
+      }
+    } else {
+      setmaxnreg_inc<CONSUMER_REGS>();
+      consume(p, sm, tiles);
+    }
+  }
+
+  static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
+                                 int tiles) {
+    static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
+    const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
+    Ring ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+      const T *src[ROWS_PER_PRODUCER_THREAD];
+#pragma unroll
+      for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
+        src[i] = a_row_source<S, true>(p, tile, r0 + 16 * i);
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
+        const int k0 = kt * BK;
+        if (tid == 0) {
+          mbar_arrive_expect_tx(&sm.full[ring.stage], W_STAGE_BYTES);
+          // [H, 8, 2, I/8, E]: 8 gate rows, then the up rows of the same
+          // columns, for 8 groups of 8 columns.
+          tma_load_5d(sm.w + ring.stage * W_STAGE, weights, &sm.full[ring.stage], k0, 0, 0, n0 / 8,
+                      tile.expert);
+        }
+        T *x = sm.x + ring.stage * X_STAGE;
+        const bool k_ok = k0 + ch * 8 < D::K;
+        // Rows past the tile's are zero-filled, up to BM whatever the
+        // width (skipping those past it costs the producer a spill).
+#pragma unroll
+        for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i) {
+          const bool ok = src[i] != nullptr && k_ok;
+          cp_async_16(x + swz(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
+        }
+        cp_async_mbar_arrive(&sm.full[ring.stage]);
+        ring.next();
+      }
+    }
+    cp_async_wait<0>();
+  }
+
+  /// GEMM2's producer: one thread sends every box of every stage (the
+  /// boxes holding the tile's h rows, and the weight box). Rows of the
+  /// width past the boxes sent keep an older tile's values: they only
+  /// reach output columns of tokens the epilogue drops.
+  static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
+                                        const TensorMap *rows, const Smem &sm, int tiles) {
+    Ring ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+      const int boxes = (tile.row_end - tile.row_begin + BOX_ROWS - 1) / BOX_ROWS;
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
+        const int k0 = kt * BK;
+        T *x = sm.x + ring.stage * X_STAGE;
+        mbar_arrive_expect_tx(&sm.full[ring.stage], BOX_BYTES * boxes + W_STAGE_BYTES);
+        for (int q = 0; q < boxes; ++q)
+          tma_load_2d(x + q * BOX_ROWS * BK, rows, &sm.full[ring.stage], k0,
+                      tile.row_begin + q * BOX_ROWS);
+        tma_load_3d(sm.w + ring.stage * W_STAGE, weights, &sm.full[ring.stage], k0, n0,
+                    tile.expert);
+        ring.next();
+      }
+    }
+  }
+
+  static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
+    Ring ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+      const int width = width_for(tile.row_end - tile.row_begin);
+      if (width == BM / 4)
+        consume_tile<BM / 4>(p, sm, ring, tile, n0);
+      else if (width == BM / 2)
+        consume_tile<BM / 2>(p, sm, ring, tile, n0);
+      else
+        consume_tile<BM>(p, sm, ring, tile, n0);
+    }
+  }
+
+  /// One tile with NT token columns: the main loop, then the epilogue.
+  template <int NT>
+  static __device__ __forceinline__ void consume_tile(const LaunchParams &p, const Smem &sm,
+                                                      Ring &ring, const RowTile &tile, int n0) {
+    const int wg = threadIdx.x / 128 - 1; // 64 weight rows of the tile
+    const bool signals = threadIdx.x % 128 == 0;
+    float acc[NT / 2];
+#pragma unroll
+    for (int i = 0; i < NT / 2; ++i)
+      acc[i] = 0.f;
+    for (int kt = 0; kt < KT; ++kt) {
+      mbar_wait(&sm.full[ring.stage], ring.phase);
+      // GEMM1's token rows came by cp.async (generic proxy); wgmma reads
+      // through the async proxy.
+      if constexpr (!X_BY_TMA)
+        fence_proxy_async_shared();
+      const T *tW = sm.w + ring.stage * W_STAGE + wg * 64 * BK;
+      const T *tX = sm.x + ring.stage * X_STAGE;
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
+        Wgmma<NT, S::DT == kBF16>::run(acc, wgmma_desc(tW + kk * 16), wgmma_desc(tX + kk * 16), 1);
+      wgmma_commit();
+      wgmma_wait<0>();
+      if (signals)
+        mbar_arrive(&sm.empty[ring.stage]);
+      ring.next();
+    }
+    store_tile<NT>(p, tile, n0, wg, acc);
+  }
+
+  /// acc[i] of warp w, lane l is weight row 16w + l/4 + 8*((i>>1)&1) of
+  /// the warpgroup's 64 and token 8*(i>>2) + 2*(l%4) + i%2 of the tile.
+  /// GEMM1: rows 16w..16w+7 are the gate rows of h columns 8w..8w+7 of the
+  /// warpgroup's 32, rows 16w+8.. their up rows. GEMM2: row r is output
+  /// column r of the warpgroup's 64.
+  template <int NT>
+  static __device__ __forceinline__ void store_tile(const LaunchParams &p, const RowTile &tile,
+                                                    int n0, int wg, float (&acc)[NT / 2]) {
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
+    // Lanes l and l^4 hold neighbouring columns: the even one stores the
+    // pair for its first token, the odd one for its second.
+    const bool odd = (lane >> 2) & 1;
+    const int col_base = Gemm1 ? n0 + wg * 32 + warp * 8 : n0 + wg * 64 + warp * 16;
+#pragma unroll
+    for (int q = 0; q < NT / 8; ++q) {
+      const int row = tile.row_begin + 8 * q + 2 * (lane & 3) + (odd ? 1 : 0);
+      const bool row_ok = row < tile.row_end;
+      if constexpr (Gemm1) {
+        const float v0 = silu(acc[4 * q]) * acc[4 * q + 2];
+        const float v1 = silu(acc[4 * q + 1]) * acc[4 * q + 3];
+        float a, b;
+        pair_up(odd, v0, v1, a, b);
+        const int col = col_base + ((lane >> 2) & ~1);
+        if (row_ok && col < D::N)
+          store2<S::DT>(static_cast<T *>(p.h) + static_cast<long long>(row) * S::I + col, a, b);
+      } else {
+        int assignment = 0;
+        float weight = 0.f;
+        if (row_ok) {
+          assignment = p.sorted_ids[row];
+          weight = weight_of<S>(p, assignment);
+        }
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh) {
+          float a, b;
+          pair_up(odd, acc[4 * q + 2 * hh], acc[4 * q + 2 * hh + 1], a, b);
+          const int col = col_base + 8 * hh + ((lane >> 2) & ~1);
+          if (row_ok && col < D::N)
+            store_partial<S>(p, assignment, weight, col, a, b);
+        }
+      }
+    }
+  }
+
+  /// v0, v1: this lane's column for its two tokens. Returns in a, b the
+  /// even and odd column of one token: the first token's on an even lane,
+  /// the second's on an odd one (every lane of the warp takes part).
+  static __device__ __forceinline__ void pair_up(bool odd, float v0, float v1, float &a, float &b) {
+    const float got = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
+    a = odd ? got : v0;
+    b = odd ? v1 : got;
+  }
+};
+
+} // namespace moejit_dev
