@@ -1,9 +1,16 @@
 // What the persistent warp-specialised GEMMs (kernels/moe_gemm_ws.cuh,
-// kernels/moe_gemm_swap.cuh) share: the stage ring that producer and
-// consumers walk in step, and the walk over (row tile, column tile) pairs.
+// kernels/moe_gemm_swap.cuh) share: the prologue, the stage ring that
+// producer and consumers walk in step, the walk over (row tile, column
+// tile) pairs, and the producers, which differ only in the weight boxes
+// they send (a callable: load(stage, k0, n0, expert, bar)).
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
+#include "ptx/cp_async.cuh"
+#include "ptx/griddep.cuh"
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
+#include "ptx/warpgroup.cuh"
 
 namespace moejit_dev {
 
@@ -45,6 +52,143 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
       }
     }
     return false;
+  }
+};
+
+/// The prologue of a persistent GEMM: refuses a shared-memory window off
+/// the 1024-byte grid (wgmma would read a wrong swizzle), sets up the stage
+/// barriers and prefetches the tensor maps, all overlapping the previous
+/// kernel's tail (programmatic dependent launch: nothing here reads what an
+/// earlier kernel wrote); then waits for that kernel and lets the next
+/// start. A full barrier counts the producer thread's arrival (with the
+/// bytes its boxes bring) and, unless the token rows come by TMA
+/// (ROWS_BY_TMA), every producer thread's cp.async arrival; an empty one an
+/// arrival per consumer warpgroup.
+template <int STAGES, bool ROWS_BY_TMA>
+__device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long *full,
+                                            unsigned long long *empty, const TensorMap *weights,
+                                            const TensorMap *rows) {
+  if ((smem_addr(smem) & 1023) != 0)
+    __trap();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) {
+      mbar_init(&full[s], ROWS_BY_TMA ? 1 : 128 + 1);
+      mbar_init(&empty[s], 2);
+    }
+    fence_mbarrier_init();
+    prefetch_tensor_map(weights);
+    if constexpr (ROWS_BY_TMA)
+      prefetch_tensor_map(rows);
+  }
+  __syncthreads();
+  griddep_wait();
+  griddep_launch_dependents();
+}
+
+/// Warpgroup 0 runs `produce` with the producer's register budget, 1 and
+/// 2 run `consume` with the consumers' (moe_launch_abi.cuh).
+template <class Produce, class Consume>
+__device__ __forceinline__ void ws_roles(const Produce &produce, const Consume &consume) {
+  if (threadIdx.x < 128) {
+    setmaxnreg_dec<kWsProducerRegisters>();
+    produce();
+  } else {
+    setmaxnreg_inc<kWsConsumerRegisters>();
+    consume();
+  }
+}
+
+/// Stages of ROWS token rows (64 elements each, 128-byte swizzle) beside
+/// the weight boxes `load` sends; every stage's full barrier expects
+/// WEIGHT_BYTES from `load`.
+template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> struct WsProducer {
+  using T = typename S::T;
+  static constexpr int BK = 64, STAGE = ROWS * BK; // elements
+  static constexpr int BOX_ROWS = kWsRowBoxRows, BOX_BYTES = BOX_ROWS * BK * 2;
+  static_assert(ROWS % 16 == 0, "16 rows per pass of 128 threads");
+
+  /// Element offset of 16-byte chunk `ch` of row `r` (the 128-byte swizzle).
+  static __device__ __forceinline__ int swizzled(int r, int ch) {
+    return r * BK + ((ch ^ (r & 7)) << 3);
+  }
+
+  /// The producer warpgroup's part: `send` by its thread 0 when the token
+  /// rows come by TMA (GEMM2), `gather` otherwise.
+  template <bool BY_TMA, class Load>
+  static __device__ __forceinline__ void
+  produce(const LaunchParams &p, const TensorMap *h_rows, T *rows, unsigned long long *full,
+          unsigned long long *empty, int tiles, const Load &load) {
+    if constexpr (BY_TMA) {
+      if (threadIdx.x == 0)
+        send(p, h_rows, rows, full, empty, tiles, load);
+    } else {
+      gather(p, rows, full, empty, tiles, load);
+    }
+  }
+
+  /// GEMM1: the 128 threads of the producer warpgroup gather the tiles'
+  /// x rows with cp.async (zero-filled past the tile's rows and past K:
+  /// the full barriers count 128 + 1 arrivals); thread 0 sends the weights.
+  template <class Load>
+  static __device__ void gather(const LaunchParams &p, T *rows, unsigned long long *full,
+                                unsigned long long *empty, int tiles, const Load &load) {
+    const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
+    StageRing<STAGES> ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+      const T *src[ROWS / 16];
+#pragma unroll
+      for (int i = 0; i < ROWS / 16; ++i)
+        src[i] = a_row_source<S, true>(p, tile, r0 + 16 * i);
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+        const int k0 = kt * BK;
+        if (tid == 0) {
+          mbar_arrive_expect_tx(&full[ring.stage], WEIGHT_BYTES);
+          load(ring.stage, k0, n0, tile.expert, &full[ring.stage]);
+        }
+        T *x = rows + ring.stage * STAGE;
+        const bool k_ok = k0 + ch * 8 < S::H;
+#pragma unroll
+        for (int i = 0; i < ROWS / 16; ++i) {
+          const bool ok = src[i] != nullptr && k_ok;
+          cp_async_16(x + swizzled(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
+        }
+        cp_async_mbar_arrive(&full[ring.stage]);
+        ring.next();
+      }
+    }
+    cp_async_wait<0>();
+  }
+
+  /// GEMM2: one thread sends every box of every stage: the boxes of
+  /// BOX_ROWS h rows (sorted order) that hold the tile's rows (the full
+  /// barriers count 1 arrival plus bytes), then the weights. Rows of a
+  /// stage past the boxes sent keep an older tile's values; each output
+  /// row depends on its own row only, and the epilogue drops those.
+  template <class Load>
+  static __device__ void send(const LaunchParams &p, const TensorMap *h_rows, T *rows,
+                              unsigned long long *full, unsigned long long *empty, int tiles,
+                              const Load &load) {
+    static_assert(ROWS % BOX_ROWS == 0 && BOX_ROWS % 8 == 0, "boxes of whole swizzle atoms");
+    StageRing<STAGES> ring;
+    RowTile tile;
+    int n0;
+    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+      const int boxes = (tile.row_end - tile.row_begin + BOX_ROWS - 1) / BOX_ROWS;
+      for (int kt = 0; kt < KT; ++kt) {
+        mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+        const int k0 = kt * BK;
+        T *x = rows + ring.stage * STAGE;
+        mbar_arrive_expect_tx(&full[ring.stage], BOX_BYTES * boxes + WEIGHT_BYTES);
+        for (int q = 0; q < boxes; ++q)
+          tma_load_2d(x + q * BOX_ROWS * BK, h_rows, &full[ring.stage], k0,
+                      tile.row_begin + q * BOX_ROWS);
+        load(ring.stage, k0, n0, tile.expert, &full[ring.stage]);
+        ring.next();
+      }
+    }
   }
 };
 

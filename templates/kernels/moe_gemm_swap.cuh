@@ -5,7 +5,8 @@
 // loop per width, chosen once per tile), so a tile with few rows costs
 // the weight stream and not 128 rows of tensor work, and the stages are
 // small enough for a deep weight stream. Persistent and warp-specialised
-// like kernels/moe_gemm_ws.cuh, whose stage ring and tile walk it shares:
+// like kernels/moe_gemm_ws.cuh, whose prologue, stage ring, tile walk and
+// producers (blocks/ws_pipeline.cuh) it shares:
 // warpgroup 0 produces (weights by TMA; GEMM1's token rows gathered with
 // cp.async, zero-filled past the tile's rows and past K; GEMM2's h rows by
 // TMA in boxes of 32 rows), warpgroups 1 and 2 consume.
@@ -49,11 +50,7 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   static constexpr int W_STAGE = W_ROWS * BK, X_STAGE = X_ROWS * BK; // elements
   static constexpr int W_STAGE_BYTES = W_STAGE * 2;
   static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGES * 16;
-  static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
-  static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
   static constexpr bool X_BY_TMA = !Gemm1;
-  static constexpr int BOX_ROWS = kWsRowBoxRows;
-  static constexpr int BOX_BYTES = BOX_ROWS * BK * 2;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "token rows: 32, 64, 128 or 256");
   static_assert(!Gemm1 || BM <= 128, "GEMM1's producer keeps BM/16 row pointers");
@@ -74,117 +71,42 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     return rows <= BM / 4 ? BM / 4 : rows <= BM / 2 ? BM / 2 : BM;
   }
 
-  static __device__ __forceinline__ int swz(int r, int ch) {
-    return r * BK + ((ch ^ (r & 7)) << 3);
-  }
+  /// Sends the weight box of one stage.
+  struct LoadWeights {
+    const TensorMap *map;
+    T *w;
+    __device__ __forceinline__ void operator()(int stage, int k0, int n0, int expert,
+                                               unsigned long long *bar) const {
+      if constexpr (Gemm1)
+        // [H, 8, 2, I/8, E]: 8 gate rows, then the up rows of the same
+        // columns, for 8 groups of 8 columns.
+        tma_load_5d(w + stage * W_STAGE, map, bar, k0, 0, 0, n0 / 8, expert);
+      else
+        tma_load_3d(w + stage * W_STAGE, map, bar, k0, n0, expert);
+    }
+  };
+  // GEMM1 gathers BM rows whatever a tile's width (rows past the tile's
+  // are zero-filled; skipping those past the width cost the producer a spill).
+  using Producer = WsProducer<S, Walk, STAGES, X_ROWS, KT, W_STAGE_BYTES>;
 
-  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of BOX_ROWS rows),
-  /// null for GEMM1.
+  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of kWsRowBoxRows
+  /// rows), null for GEMM1.
   static __device__ void run(const LaunchParams &p, const TensorMap *weights,
                              const TensorMap *rows) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    // A stage off the 1024-byte grid would feed wgmma a wrong swizzle.
-    if ((smem_addr(smem_raw) & 1023) != 0)
-      __trap();
     Smem sm;
     sm.w = reinterpret_cast<T *>(smem_raw);
     sm.x = sm.w + STAGES * W_STAGE;
     sm.full = reinterpret_cast<unsigned long long *>(sm.x + STAGES * X_STAGE);
     sm.empty = sm.full + STAGES;
-    // Prologue, overlapping the previous kernel's tail (programmatic
-    // dependent launch): nothing here reads what an earlier kernel wrote.
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < STAGES; ++s) {
-        // x rows by TMA: the one producer thread's arrival; otherwise also
-        // every producer thread's cp.async arrival.
-        mbar_init(&sm.full[s], X_BY_TMA ? 1 : 128 + 1);
-        mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
-      }
-      fence_mbarrier_init();
-      prefetch_tensor_map(weights);
-      if constexpr (X_BY_TMA)
-        prefetch_tensor_map(rows);
-    }
-    __syncthreads();
-    griddep_wait();
-    griddep_launch_dependents();
+    ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const int tiles = Walk::count(p);
-    if (threadIdx.x < 128) {
-      setmaxnreg_dec<PRODUCER_REGS>();
-      if constexpr (X_BY_TMA) {
-        if (threadIdx.x == 0)
-          produce_by_tma(p, weights, rows, sm, tiles);
-      } else {
-        produce(p, weights, sm, tiles);
-      }
-    } else {
-      setmaxnreg_inc<CONSUMER_REGS>();
-      consume(p, sm, tiles);
-    }
-  }
-
-  static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
-                                 int tiles) {
-    static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
-    const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
-    Ring ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
-      const T *src[ROWS_PER_PRODUCER_THREAD];
-#pragma unroll
-      for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
-        src[i] = a_row_source<S, true>(p, tile, r0 + 16 * i);
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
-        const int k0 = kt * BK;
-        if (tid == 0) {
-          mbar_arrive_expect_tx(&sm.full[ring.stage], W_STAGE_BYTES);
-          // [H, 8, 2, I/8, E]: 8 gate rows, then the up rows of the same
-          // columns, for 8 groups of 8 columns.
-          tma_load_5d(sm.w + ring.stage * W_STAGE, weights, &sm.full[ring.stage], k0, 0, 0, n0 / 8,
-                      tile.expert);
-        }
-        T *x = sm.x + ring.stage * X_STAGE;
-        const bool k_ok = k0 + ch * 8 < D::K;
-        // Rows past the tile's are zero-filled, up to BM whatever the
-        // width (skipping those past it costs the producer a spill).
-#pragma unroll
-        for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i) {
-          const bool ok = src[i] != nullptr && k_ok;
-          cp_async_16(x + swz(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
-        }
-        cp_async_mbar_arrive(&sm.full[ring.stage]);
-        ring.next();
-      }
-    }
-    cp_async_wait<0>();
-  }
-
-  /// GEMM2's producer: one thread sends every box of every stage (the
-  /// boxes holding the tile's h rows, and the weight box). Rows of the
-  /// width past the boxes sent keep an older tile's values: they only
-  /// reach output columns of tokens the epilogue drops.
-  static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
-                                        const TensorMap *rows, const Smem &sm, int tiles) {
-    Ring ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
-      const int boxes = (tile.row_end - tile.row_begin + BOX_ROWS - 1) / BOX_ROWS;
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
-        const int k0 = kt * BK;
-        T *x = sm.x + ring.stage * X_STAGE;
-        mbar_arrive_expect_tx(&sm.full[ring.stage], BOX_BYTES * boxes + W_STAGE_BYTES);
-        for (int q = 0; q < boxes; ++q)
-          tma_load_2d(x + q * BOX_ROWS * BK, rows, &sm.full[ring.stage], k0,
-                      tile.row_begin + q * BOX_ROWS);
-        tma_load_3d(sm.w + ring.stage * W_STAGE, weights, &sm.full[ring.stage], k0, n0,
-                    tile.expert);
-        ring.next();
-      }
-    }
+    const LoadWeights load{weights, sm.w};
+    ws_roles(
+        [&] {
+          Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, tiles, load);
+        },
+        [&] { consume(p, sm, tiles); });
   }
 
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {

@@ -61,14 +61,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   // empty barrier per stage. No alignment slack: 1 KB more is what lets
   // GEMM1's staged epilogue sit beside four stages.
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
-  // Registers: the producer keeps 8 row pointers; each consumer thread N/2
-  // accumulators (moe_launch_abi.cuh: the budgets fit the entry allocation).
-  static constexpr int PRODUCER_REGS = kWsProducerRegisters, CONSUMER_REGS = kWsConsumerRegisters;
-  static constexpr int ROWS_PER_PRODUCER_THREAD = BM * 8 / 128; // 16-byte chunks, one chunk column
+  // Registers (ws_roles): the producer keeps 8 row pointers; each consumer
+  // thread N/2 accumulators.
   static constexpr bool A_BY_TMA = !Gemm1;
-  static constexpr int A_BOX_ROWS = kWsRowBoxRows;
-  static constexpr int A_BOX_BYTES = A_BOX_ROWS * BK * 2;
-  static_assert(BM % A_BOX_ROWS == 0 && A_BOX_ROWS % 8 == 0, "boxes of whole swizzle atoms");
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma N of 64, 128, 192 or 256");
   static_assert(BN % 8 == 0, "a B half must start on a 1024-byte swizzle atom");
@@ -83,116 +78,43 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   using Ring = StageRing<STAGES>;
   using Walk = TileWalk<BM, BN, COL_TILES>;
 
-  static __device__ __forceinline__ int swz(int r, int ch) {
-    return r * BK + ((ch ^ (r & 7)) << 3);
-  }
+  /// Sends the weight box(es) of one stage.
+  struct LoadWeights {
+    const TensorMap *map;
+    T *b;
+    __device__ __forceinline__ void operator()(int stage, int k0, int n0, int expert,
+                                               unsigned long long *bar) const {
+      T *dst = b + stage * B_STAGE;
+      if constexpr (Gemm1) {
+        // [H, I, 2, E]: gate rows, then the up rows of the same columns.
+        tma_load_4d(dst, map, bar, k0, n0, 0, expert);
+        tma_load_4d(dst + BN * BK, map, bar, k0, n0, 1, expert);
+      } else {
+        tma_load_3d(dst, map, bar, k0, n0, expert);
+      }
+    }
+  };
+  using Producer = WsProducer<S, Walk, STAGES, BM, KT, B_STAGE_BYTES>;
 
-  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of A_BOX_ROWS
+  /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of kWsRowBoxRows
   /// rows), null for GEMM1.
   static __device__ void run(const LaunchParams &p, const TensorMap *weights,
                              const TensorMap *rows) {
     extern __shared__ __align__(1024) unsigned char smem_raw[];
-    // The window the driver gives is aligned as declared; a stage off the
-    // 1024-byte grid would feed wgmma a wrong swizzle, so refuse to run.
-    if ((smem_addr(smem_raw) & 1023) != 0)
-      __trap();
-    unsigned char *base = smem_raw;
     Smem sm;
-    sm.a = reinterpret_cast<T *>(base);
+    sm.a = reinterpret_cast<T *>(smem_raw);
     sm.b = sm.a + STAGES * A_STAGE;
     sm.staging = sm.b + STAGES * B_STAGE;
     sm.full = reinterpret_cast<unsigned long long *>(sm.staging + STAGING);
     sm.empty = sm.full + STAGES;
-    // Prologue, overlapping the previous kernel's tail (programmatic
-    // dependent launch): nothing here reads what an earlier kernel wrote.
-    if (threadIdx.x == 0) {
-      for (int s = 0; s < STAGES; ++s) {
-        // A by TMA: the one producer thread's arrival; otherwise also every
-        // producer thread's cp.async arrival.
-        mbar_init(&sm.full[s], A_BY_TMA ? 1 : 128 + 1);
-        mbar_init(&sm.empty[s], 2); // one arrival per consumer warpgroup
-      }
-      fence_mbarrier_init();
-      prefetch_tensor_map(weights);
-      if constexpr (A_BY_TMA)
-        prefetch_tensor_map(rows);
-    }
-    __syncthreads();
-    griddep_wait();
-    griddep_launch_dependents();
+    ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const int tiles = Walk::count(p);
-    if (threadIdx.x < 128) {
-      setmaxnreg_dec<PRODUCER_REGS>();
-      if constexpr (A_BY_TMA) {
-        if (threadIdx.x == 0)
-          produce_by_tma(p, weights, rows, sm, tiles);
-      } else {
-        produce(p, weights, sm, tiles);
-      }
-    } else {
-      setmaxnreg_inc<CONSUMER_REGS>();
-      consume(p, sm, tiles);
-    }
-  }
-
-  static __device__ void produce(const LaunchParams &p, const TensorMap *weights, const Smem &sm,
-                                 int tiles) {
-    static_assert(Gemm1, "GEMM2's producer is produce_by_tma");
-    const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
-    Ring ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
-      const T *src[ROWS_PER_PRODUCER_THREAD];
-#pragma unroll
-      for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i)
-        src[i] = a_row_source<S, Gemm1>(p, tile, r0 + 16 * i);
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
-        const int k0 = kt * BK;
-        if (tid == 0) {
-          mbar_arrive_expect_tx(&sm.full[ring.stage], B_STAGE_BYTES);
-          T *b = sm.b + ring.stage * B_STAGE;
-          // [H, I, 2, E]: gate rows, then the up rows of the same columns.
-          tma_load_4d(b, weights, &sm.full[ring.stage], k0, n0, 0, tile.expert);
-          tma_load_4d(b + BN * BK, weights, &sm.full[ring.stage], k0, n0, 1, tile.expert);
-        }
-        T *a = sm.a + ring.stage * A_STAGE;
-        const bool k_ok = k0 + ch * 8 < D::K;
-#pragma unroll
-        for (int i = 0; i < ROWS_PER_PRODUCER_THREAD; ++i) {
-          const bool ok = src[i] != nullptr && k_ok;
-          cp_async_16(a + swz(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
-        }
-        cp_async_mbar_arrive(&sm.full[ring.stage]);
-        ring.next();
-      }
-    }
-    cp_async_wait<0>();
-  }
-
-  /// GEMM2's producer: one thread sends every box of every stage (the
-  /// tile's A row boxes and the weight box).
-  static __device__ void produce_by_tma(const LaunchParams &p, const TensorMap *weights,
-                                        const TensorMap *rows, const Smem &sm, int tiles) {
-    Ring ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
-      const int boxes = (tile.row_end - tile.row_begin + A_BOX_ROWS - 1) / A_BOX_ROWS;
-      for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.empty[ring.stage], ring.phase ^ 1);
-        const int k0 = kt * BK;
-        T *a = sm.a + ring.stage * A_STAGE;
-        mbar_arrive_expect_tx(&sm.full[ring.stage], A_BOX_BYTES * boxes + B_STAGE_BYTES);
-        for (int q = 0; q < boxes; ++q)
-          tma_load_2d(a + q * A_BOX_ROWS * BK, rows, &sm.full[ring.stage], k0,
-                      tile.row_begin + q * A_BOX_ROWS);
-        tma_load_3d(sm.b + ring.stage * B_STAGE, weights, &sm.full[ring.stage], k0, n0,
-                    tile.expert);
-        ring.next();
-      }
-    }
+    const LoadWeights load{weights, sm.b};
+    ws_roles(
+        [&] {
+          Producer::template produce<A_BY_TMA>(p, rows, sm.a, sm.full, sm.empty, tiles, load);
+        },
+        [&] { consume(p, sm, tiles); });
   }
 
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
