@@ -11,6 +11,7 @@
 #include "ptx/mbarrier.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
+#include "ptx/wgmma.cuh"
 
 namespace moejit_dev {
 
@@ -83,6 +84,26 @@ __device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long
   __syncthreads();
   griddep_wait();
   griddep_launch_dependents();
+}
+
+/// A consumer's k-tile: waits until stage `stage` is full, then issues
+/// and commits the warpgroup's wgmma group over it (four k16 steps, +32
+/// bytes each inside the 128-byte rows): A is 64 rows at `a` plus the
+/// stage's offset (A_STAGE elements per stage), B N rows at `b` plus its
+/// (B_STAGE). FENCE_PROXY: some of the stage came by cp.async (the generic
+/// proxy) and wgmma reads through the async proxy.
+template <int N, bool IsBf16, bool FENCE_PROXY, int A_STAGE, int B_STAGE, class T>
+__device__ __forceinline__ void wgmma_stage(unsigned long long *full, int stage, unsigned phase,
+                                            const T *a, const T *b, float (&acc)[N / 2]) {
+  mbar_wait(&full[stage], phase);
+  if constexpr (FENCE_PROXY)
+    fence_proxy_async_shared();
+  const T *ta = a + stage * A_STAGE, *tb = b + stage * B_STAGE;
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+    Wgmma<N, IsBf16>::run(acc, wgmma_desc(ta + kk * 16), wgmma_desc(tb + kk * 16), 1);
+  wgmma_commit();
 }
 
 /// Warpgroup 0 runs `produce` with the producer's register budget, 1 and

@@ -135,18 +135,8 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     for (int i = 0; i < NT / 2; ++i)
       acc[i] = 0.f;
     for (int kt = 0; kt < KT; ++kt) {
-      mbar_wait(&sm.full[ring.stage], ring.phase);
-      // GEMM1's token rows came by cp.async (generic proxy); wgmma reads
-      // through the async proxy.
-      if constexpr (!X_BY_TMA)
-        fence_proxy_async_shared();
-      const T *tW = sm.w + ring.stage * W_STAGE + wg * 64 * BK;
-      const T *tX = sm.x + ring.stage * X_STAGE;
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
-        Wgmma<NT, S::DT == kBF16>::run(acc, wgmma_desc(tW + kk * 16), wgmma_desc(tX + kk * 16), 1);
-      wgmma_commit();
+      wgmma_stage<NT, S::DT == kBF16, !X_BY_TMA, W_STAGE, X_STAGE>(sm.full, ring.stage, ring.phase,
+                                                                   sm.w + wg * 64 * BK, sm.x, acc);
       wgmma_wait<0>();
       if (signals)
         mbar_arrive(&sm.empty[ring.stage]);

@@ -140,18 +140,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       }
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&sm.full[ring.stage], ring.phase);
-        // GEMM1's A rows came by cp.async (generic proxy); wgmma reads
-        // through the async proxy.
-        if constexpr (!A_BY_TMA)
-          fence_proxy_async_shared();
-        const T *tA = sm.a + ring.stage * A_STAGE + wg * 64 * BK;
-        const T *tB = sm.b + ring.stage * B_STAGE;
-        wgmma_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) // k16 steps: +32 bytes inside the 128-byte row
-          Wgmma<N, S::DT == kBF16>::run(acc, wgmma_desc(tA + kk * 16), wgmma_desc(tB + kk * 16), 1);
-        wgmma_commit();
+        // GEMM1's A rows come by cp.async.
+        wgmma_stage<N, S::DT == kBF16, !A_BY_TMA, A_STAGE, B_STAGE>(sm.full, ring.stage, ring.phase,
+                                                                    sm.a + wg * 64 * BK, sm.b, acc);
         if constexpr (INFLIGHT == 1) {
           // One group stays in flight; the one before it is done with its
           // stage, which goes back to the producer.

@@ -28,6 +28,22 @@ ab_rounds() {
   done
 }
 
+# compute-sanitizer memcheck and synccheck (T=37 and 300, seed shape) and
+# racecheck (T=5 on a small shape: it is slow) on one G1:G2 config.
+config_sanitizers() {
+  local tool
+  for tool in memcheck synccheck; do
+    timeout 90 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit bench --tokens 37 \
+      --tokens 300 --config "$1" --runs 1 > "$logs/$tool.log" 2>&1
+    echo "$tool $1 rc=$? $(grep -E 'ERROR SUMMARY' "$logs/$tool.log")" >> "$summary"
+  done
+  timeout 120 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
+    --shape hidden=256,intermediate=128,experts=8 --config "$1" --runs 1 \
+    > "$logs/racecheck.log" 2>&1
+  echo "racecheck $1 rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" |
+    tr '\n' ' ')" >> "$summary"
+}
+
 # Packs the logs into $OUT/logs.tar.gz and prints the summary.
 finish_round() {
   tar czf "$out/logs.tar.gz" -C "$logs" .

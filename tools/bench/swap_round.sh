@@ -38,14 +38,6 @@ for t in ${NCU_TOKENS:-128 2048}; do
     "$logs/ncu_t$t.log" >> "$summary"
 done
 
-# 4. Sanitizers on the first config: small cases (racecheck is slow).
-for tool in memcheck synccheck; do
-  timeout 90 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit bench --tokens 37 \
-    --tokens 300 --config "$first" --runs 1 > "$logs/$tool.log" 2>&1
-  echo "$tool $first rc=$? $(grep -E 'ERROR SUMMARY' "$logs/$tool.log")" >> "$summary"
-done
-timeout 120 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
-  --shape hidden=256,intermediate=128,experts=8 --config "$first" --runs 1 \
-  > "$logs/racecheck.log" 2>&1
-echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
+# 4. Sanitizers on the first config.
+config_sanitizers "$first"
 finish_round

@@ -59,15 +59,7 @@ echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gp
 # Sanitizers last: the slowest steps.
 first=${configs%% *}
 [ -x $b/tensor_map_cost ] && ./$b/tensor_map_cost >> "$summary" 2>&1
-for tool in memcheck synccheck; do
-  timeout 120 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit bench --tokens 37 \
-    --tokens 300 --config "$first" --runs 1 > "$logs/$tool.log" 2>&1
-  echo "$tool $first rc=$? $(grep -E 'ERROR SUMMARY' "$logs/$tool.log")" >> "$summary"
-done
-timeout 150 compute-sanitizer --tool racecheck --print-limit 5 ./$b/moejit bench --tokens 5 \
-  --shape hidden=256,intermediate=128,experts=8 --config "$first" --runs 1 \
-  > "$logs/racecheck.log" 2>&1
-echo "racecheck $first rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$logs/racecheck.log" | tr '\n' ' ')" >> "$summary"
+config_sanitizers "$first"
 
 # 4. The chained launch path against the base build, planner's kernels.
 if [ -x $b/moejit-base ]; then
