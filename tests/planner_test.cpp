@@ -53,9 +53,12 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
   const Plan ampere = heuristicPlan(seed, "sm_80");
   EXPECT_TRUE(hopper.buckets[bucketOf(8192)].gemm1.wgmma);
   EXPECT_TRUE(hopper.buckets[bucketOf(8192)].gemm2.wgmma);
-  EXPECT_FALSE(hopper.buckets[bucketOf(128)].gemm1.wgmma);
+  // Few rows per expert: swap-AB weight streams on sm_90a (a wgmma kernel).
+  EXPECT_TRUE(hopper.buckets[bucketOf(128)].gemm1.swap);
+  EXPECT_TRUE(hopper.buckets[bucketOf(128)].gemm2.swap);
+  EXPECT_FALSE(hopper.buckets[bucketOf(8192)].gemm1.swap);
   for (const GemmPlan &g : ampere.buckets)
-    EXPECT_FALSE(g.gemm1.wgmma || g.gemm2.wgmma);
+    EXPECT_FALSE(g.gemm1.wgmma || g.gemm2.wgmma || g.gemm1.swap || g.gemm2.swap);
   for (const GemmPlan &g : hopper.buckets) {
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1)));
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)));
