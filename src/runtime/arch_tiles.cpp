@@ -41,10 +41,11 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
     return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true, inflight},
                     TileConfig{bm, bn2, stages, 0, 0, true, inflight}};
   };
-  // Swap-AB weight streams (32 token rows, 9 stages): what the tuner
-  // picked in every bucket up to 16 rows per expert for the four presets
-  // re-tuned with them (T=1 5-17% ahead of the mma.sync tiles; NOTES.md,
-  // session 17).
+  // Swap-AB weight streams (32 token rows, 9 stages): the tuner picked
+  // swap-AB (bm32, 9 or 11 stages) in every bucket up to T=128 of the four
+  // presets re-tuned with them, 5-17% ahead of the mma.sync tiles at T=1
+  // (NOTES.md, session 17); at 16 rows per expert it picked mma.sync once
+  // (the seed shape at T=256) and swap-AB twice.
   if (rows <= 16)
     return {codegen::swapTile(32, 9, GemmKind::Gemm1), codegen::swapTile(32, 9, GemmKind::Gemm2)};
   if (rows <= 32)

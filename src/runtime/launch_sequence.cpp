@@ -82,7 +82,9 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
                        "{} got {} registers per thread at entry, fewer than its warpgroups' "
                        "setmaxnreg budgets ({} and {}) need",
                        spec.name(), registers, kWsProducerRegisters, kWsConsumerRegisters);
-    // One block per SM (its shared memory allows no second).
+    // One block per SM: __launch_bounds__(384, 1) and the register budgets
+    // above leave no room for a second (small swap-AB tiles' shared memory
+    // would).
     CUdevice device = 0;
     MOEJIT_CU(cuCtxGetDevice(&device));
     MOEJIT_CU(cuDeviceGetAttribute(&k.resident_blocks, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,

@@ -147,8 +147,8 @@ template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> s
     }
   }
 
-  /// GEMM1: the 128 threads of the producer warpgroup gather the tiles'
-  /// x rows with cp.async (zero-filled past the tile's rows and past K:
+  /// GEMM1 only (x rows, K = H): the 128 threads of the producer warpgroup
+  /// gather the tiles' x rows with cp.async (zero-filled past the tile's rows and past K:
   /// the full barriers count 128 + 1 arrivals); thread 0 sends the weights.
   template <class Load>
   static __device__ void gather(const LaunchParams &p, T *rows, unsigned long long *full,
