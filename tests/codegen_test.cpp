@@ -185,7 +185,10 @@ TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {
     ASSERT_TRUE(static_cast<bool>(parsed)) << s.tile.suffix();
     EXPECT_EQ(*parsed, s.tile);
   }
-  for (const char *bad : {"bm64_bn64_s8_swap_", "bm64_bn64_s8_swapf1", "bm64_bn64_s8_ws_swap"}) {
+  // From a hostile cache root: trailing bytes, overflowing or signed numbers.
+  for (const char *bad : {"bm64_bn64_s8_swap_", "bm64_bn64_s8_swapf1", "bm64_bn64_s8_ws_swap",
+                          "bm99999999999999999999_bn64_s8_swap", "bm32_bn64_s-9_swap",
+                          "bm32_bn64_s9_swap ", "bm32_bn64_s9_swap\n"}) {
     auto refused = parseTileConfig(bad);
     EXPECT_FALSE(static_cast<bool>(refused)) << bad;
     llvm::consumeError(refused.takeError());

@@ -20,10 +20,6 @@ int bRows(const TileConfig &c, GemmKind kind) { return kind == GemmKind::Gemm1 ?
 int swapColumns(GemmKind kind) {
   return kind == GemmKind::Gemm1 ? moejit_abi::kSwapWeightRows / 2 : moejit_abi::kSwapWeightRows;
 }
-/// Token rows of a swap-AB stage: GEMM2's come in whole TMA boxes.
-int swapTokenRows(const TileConfig &c, GemmKind kind) {
-  return kind == GemmKind::Gemm2 ? std::max(c.bm, moejit_abi::kWsRowBoxRows) : c.bm;
-}
 } // namespace
 
 TileConfig wsTile(int bn, int stages, bool staged, int inflight) {
@@ -122,8 +118,7 @@ int mmaThreads(const TileConfig &c) {
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   if (c.swap) // stages of weight and token rows (1024-byte aligned), two mbarriers each
-    return c.stages * (moejit_abi::kSwapWeightRows + swapTokenRows(c, kind)) * kBk * 2 +
-           c.stages * 16;
+    return c.stages * (moejit_abi::kSwapWeightRows + c.bm) * kBk * 2 + c.stages * 16;
   const int rows = c.bm + bRows(c, kind);
   if (c.ws) {
     // Stages (the kernel declares its dynamic shared memory 1024-byte

@@ -60,6 +60,14 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
           codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 3, true)};
 }
 
+/// The most stages (2..most) of `tile(stages)` that fit in a block's shared memory.
+template <class Tile> int deepestFit(int most, GemmKind kind, const Tile &tile) {
+  int s = 2;
+  while (s < most && codegen::mmaSharedBytes(tile(s + 1), kind) <= codegen::kMaxSharedBytes)
+    ++s;
+  return s;
+}
+
 std::vector<TileConfig> grid(GemmKind kind) {
   std::vector<TileConfig> out;
   // GEMM1's bn counts h columns; each needs a gate and an up row of B.
@@ -75,13 +83,7 @@ std::vector<TileConfig> grid(GemmKind kind) {
   // staging rows, and one fewer.
   for (int bn : kind == GemmKind::Gemm1 ? bns1 : bns2)
     for (bool staged : {false, true}) {
-      const int fit = [&] {
-        int s = 2;
-        while (s < 8 && codegen::mmaSharedBytes(codegen::wsTile(bn, s + 1, staged), kind) <=
-                            codegen::kMaxSharedBytes)
-          ++s;
-        return s;
-      }();
+      const int fit = deepestFit(8, kind, [&](int s) { return codegen::wsTile(bn, s, staged); });
       for (int stages : {fit - 1, fit})
         out.push_back(codegen::wsTile(bn, stages, staged));
     }
@@ -90,10 +92,7 @@ std::vector<TileConfig> grid(GemmKind kind) {
   for (int bm : {32, 64, 128, 256}) {
     if (kind == GemmKind::Gemm1 && bm == 256)
       continue; // GEMM1's producer keeps bm/16 row pointers
-    int fit = 2;
-    while (fit < 12 && codegen::mmaSharedBytes(codegen::swapTile(bm, fit + 1, kind), kind) <=
-                           codegen::kMaxSharedBytes)
-      ++fit;
+    const int fit = deepestFit(12, kind, [&](int s) { return codegen::swapTile(bm, s, kind); });
     for (int stages : {fit - 2, fit})
       out.push_back(codegen::swapTile(bm, stages, kind));
   }

@@ -45,8 +45,7 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   static constexpr int BN = Gemm1 ? W_ROWS / 2 : W_ROWS;
   static constexpr int KT = (D::K + BK - 1) / BK;
   static constexpr int COL_TILES = (D::N + BN - 1) / BN;
-  // GEMM2's token rows come in whole boxes.
-  static constexpr int X_ROWS = Gemm1 ? BM : (BM > kWsRowBoxRows ? BM : kWsRowBoxRows);
+  static constexpr int X_ROWS = BM; // token rows of a stage (GEMM2's: whole 32-row boxes)
   static constexpr int W_STAGE = W_ROWS * BK, X_STAGE = X_ROWS * BK; // elements
   static constexpr int W_STAGE_BYTES = W_STAGE * 2;
   static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGES * 16;
