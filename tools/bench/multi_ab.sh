@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Several builds of `moejit` on the GPU machine, interleaved: every binary
+# named in BINS (files in build-gpu/, default "moejit moejit-base") runs
+# each case, in the order BINS then reversed, ROUNDS times (default 2), so
+# that heat weighs on all. A case is "SHAPE|T T ..." (SHAPE as for bench
+# --shape; "seed" for the seed shape); CASES holds them separated by ';'.
+# Each binary keeps its own cache. Summary: "ab BINARY SHAPE T ms rel-err
+# correct" lines; logs in $OUT/logs.tar.gz.
+source "$(dirname "$0")/round_env.sh"
+bins=(${BINS:-moejit moejit-base})
+IFS=';' read -ra cases <<< "${CASES:-seed|1 128 512 2048 8192}"
+declare -A caches
+for bin in "${bins[@]}"; do caches[$bin]=$(mktemp -d); done
+reversed=()
+for ((i = ${#bins[@]} - 1; i >= 0; i--)); do reversed+=("${bins[i]}"); done
+for ((r = 0; r < ${ROUNDS:-2}; r++)); do
+  order=("${bins[@]}")
+  [ $((r % 2)) = 1 ] && order=("${reversed[@]}")
+  for c in "${cases[@]}"; do
+    shape=${c%%|*} tokens=""
+    for t in ${c#*|}; do tokens="$tokens --tokens $t"; done
+    shape_arg=""
+    [ "$shape" = seed ] || shape_arg="--shape $shape"
+    for bin in "${order[@]}"; do
+      MOEJIT_CACHE_DIR=${caches[$bin]} timeout ${CASE_LIMIT:-90} ./$b/$bin bench $shape_arg \
+        $tokens --runs ${RUNS:-30} > "$logs/ab_${bin}_${r}.log" 2>&1
+      awk -v tag="ab $bin $shape" '/^custom/ {print tag, $2, $4, $9, $10}' \
+        "$logs/ab_${bin}_${r}.log" >> "$summary"
+    done
+  done
+done
+finish_round
