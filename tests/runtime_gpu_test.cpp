@@ -291,7 +291,12 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{2, 1032, 584, 8, BF, 2000}, Case{2, 8, 8, 3, BF, 17},
                       Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails},
                       Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
-                      Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange}),
+                      Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
+                      // More than 16 column tiles (GEMM1's ws and swap-AB
+                      // walks, then GEMM2's swap-AB walk, go in bands of 8
+                      // row tiles) and ~1100 rows per expert: a full band
+                      // and a short one per expert.
+                      Case{1, 264, 2184, 2, BF, 2200}, Case{1, 2200, 200, 2, FP16, 2200}),
     caseName);
 
 TEST(Runtime, BitwiseRepeatable) {

@@ -32,18 +32,59 @@ template <int STAGES> struct StageRing {
 constexpr int kWeightPrefetchBytes = 256 * 1024;
 constexpr int kWeightPrefetchMinRows = 4;
 
+/// Row tiles per band of the banded walk (TileWalk).
+constexpr int kBandRows = 8;
+
 /// The walk of a persistent GEMM with BM-row tiles and COL_TILES column
-/// tiles of BN columns: row tiles in list order (expert-major), the column
-/// tiles of one row tile next to each other, so that CTAs running side by
-/// side share the expert's weights and the tile's rows in L2.
+/// tiles of BN columns over the list's row tiles (expert-major). With few
+/// column tiles, row-major: the column tiles of one row tile next to each
+/// other, so that CTAs running side by side share the expert's weights
+/// and the tile's rows in L2. With many (BANDED: GEMM1 of mixtral-8x7b
+/// has 112), row-major would have the 132 tiles in flight read ~132
+/// distinct weight column tiles once each and every row tile of the
+/// expert read them again from DRAM; so each expert's tiles go in bands
+/// of kBandRows row tiles, column by column inside a band: the tiles in
+/// flight share ~16 weight column tiles and 8 row tiles.
 template <int BM, int BN, int COL_TILES> struct TileWalk {
+  static constexpr bool BANDED = COL_TILES > 2 * kBandRows;
+
   static __device__ __forceinline__ int count(const LaunchParams &p) {
     return row_tile_count<BM>(p) * COL_TILES;
   }
+
+  /// The row-major index of local tile `l` of an expert's `rows` x
+  /// COL_TILES tiles in banded order.
+  static __device__ __forceinline__ int band_order(int l, int rows) {
+    const int band = l / (kBandRows * COL_TILES);
+    const int band_rows = min(kBandRows, rows - band * kBandRows);
+    const int w = l - band * kBandRows * COL_TILES;
+    return (band * kBandRows + w % band_rows) * COL_TILES + w / band_rows;
+  }
+
+  /// The row-major index of tile `t` of the walk: in its expert's block of
+  /// tiles (found from the list entry of the row-major tile t, whose
+  /// expert is the same), its place in banded order.
+  static __device__ __forceinline__ int row_major(const LaunchParams &p, int t) {
+    if constexpr (!BANDED) {
+      return t;
+    } else {
+      const int split = p.tile_m / BM;
+      const int entry = t / COL_TILES / split;
+      const int expert = p.tiles[2 * entry];
+      const int first_row = p.expert_offsets[expert];
+      const int rows = p.expert_offsets[expert + 1] - first_row;
+      const int first_entry = entry - (p.tiles[2 * entry + 1] - first_row) / p.tile_m;
+      const int base = first_entry * split * COL_TILES;
+      return base + band_order(t - base, (rows + p.tile_m - 1) / p.tile_m * split);
+    }
+  }
+
   static __device__ __forceinline__ RowTile at(const LaunchParams &p, int t, int &n0) {
+    t = row_major(p, t);
     n0 = (t % COL_TILES) * BN;
     return row_tile_at<BM>(p, t / COL_TILES);
   }
+
   /// This CTA's next valid tile from index `t` (every gridDim.x-th), with
   /// `t` moved past it; false once the walk ends. The producer and the
   /// consumers walk the same tiles in the same order.
@@ -76,12 +117,16 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
     const int split = p.tile_m / BM;                      // row tiles per entry
     const int used = min(split, (min(rows, p.tile_m) + BM - 1) / BM);
     for (int t = blockIdx.x;; t += gridDim.x) {
-      const int row_tile = t / COL_TILES;
-      expert = row_tile / split / entries;
+      expert = t / COL_TILES / split / entries;
       if (expert >= S::E)
         return false;
-      if (row_tile % split < used) {
-        n0 = (t % COL_TILES) * BN;
+      int u = t;
+      if constexpr (BANDED) {
+        const int base = expert * entries * split * COL_TILES;
+        u = base + band_order(t - base, entries * split);
+      }
+      if (u / COL_TILES % split < used) {
+        n0 = (u % COL_TILES) * BN;
         return true;
       }
     }
