@@ -28,10 +28,6 @@ template <int STAGES> struct StageRing {
   }
 };
 
-/// Weights each CTA asks L2 for before griddep_wait (prefetch_first_weights).
-constexpr int kWeightPrefetchBytes = 256 * 1024;
-constexpr int kWeightPrefetchMinRows = 4;
-
 /// Row tiles per band of the banded walk (TileWalk).
 constexpr int kBandRows = 8;
 
@@ -99,81 +95,21 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
     }
     return false;
   }
-
-  /// Before routing has run: a guess at this CTA's first tile (its expert
-  /// and first column) from the mean rows per local expert, as if every
-  /// expert had the mean; false below kWeightPrefetchMinRows, where the
-  /// experts a call uses are too random to guess.
-  template <class S>
-  static __device__ __forceinline__ bool guess_first(const LaunchParams &p, int &expert,
-                                                     int &n0) {
-    const int experts = p.expert_map ? p.expert_map_size : S::E;
-    if (experts <= 0)
-      return false;
-    const int rows = static_cast<int>(static_cast<long long>(p.tokens) * S::K / experts);
-    if (rows < kWeightPrefetchMinRows)
-      return false;
-    const int entries = (rows + p.tile_m - 1) / p.tile_m; // list entries per expert
-    const int split = p.tile_m / BM;                      // row tiles per entry
-    const int used = min(split, (min(rows, p.tile_m) + BM - 1) / BM);
-    for (int t = blockIdx.x;; t += gridDim.x) {
-      expert = t / COL_TILES / split / entries;
-      if (expert >= S::E)
-        return false;
-      int u = t;
-      if constexpr (BANDED) {
-        const int base = expert * entries * split * COL_TILES;
-        u = base + band_order(t - base, entries * split);
-      }
-      if (u / COL_TILES % split < used) {
-        n0 = (u % COL_TILES) * BN;
-        return true;
-      }
-    }
-  }
 };
-
-/// Before griddep_wait, thread 0 of each persistent GEMM asks L2 for the
-/// first k-tiles of its first tile's weights, up to kWeightPrefetchBytes,
-/// so that the weight stream starts under the kernel before it (routing
-/// for GEMM1, GEMM1's last tiles for GEMM2): 256 KB on 132 SMs is ~34 MB,
-/// ~8 us of DRAM time, about what routing takes at T=128. GEMM2 reads its
-/// real first tile (LIST_READY; ptx/griddep.cuh says why the list may be
-/// read there); GEMM1 guesses it (TileWalk::guess_first). A wrong guess
-/// costs DRAM time, never a wrong result: `load.prefetch` is only a hint.
-template <class S, class Walk, int KT, int STAGE_WEIGHT_BYTES, bool LIST_READY, class Load>
-__device__ __forceinline__ void prefetch_first_weights(const LaunchParams &p, const Load &load) {
-  int expert, n0;
-  if constexpr (LIST_READY) {
-    RowTile tile;
-    int t = blockIdx.x;
-    if (!Walk::next(p, Walk::count(p), t, tile, n0))
-      return;
-    expert = tile.expert;
-  } else {
-    if (!Walk::template guess_first<S>(p, expert, n0))
-      return;
-  }
-  constexpr int kBudget = kWeightPrefetchBytes / STAGE_WEIGHT_BYTES;
-  constexpr int kTiles = KT < kBudget ? KT : kBudget;
-  for (int kt = 0; kt < kTiles; ++kt)
-    load.prefetch(kt * 64, n0, expert);
-}
 
 /// The prologue of a persistent GEMM: refuses a shared-memory window off
 /// the 1024-byte grid (wgmma would read a wrong swizzle), sets up the stage
 /// barriers and prefetches the tensor maps, all overlapping the previous
 /// kernel's tail (programmatic dependent launch: nothing here reads what an
-/// earlier kernel wrote, except the tile list `before_wait` may read:
-/// see ptx/griddep.cuh), and thread 0 runs `before_wait` (the weight
-/// prefetch); then waits for that kernel and lets the next start. A full barrier counts the producer thread's arrival (with the
+/// earlier kernel wrote); then waits for that kernel and lets the next
+/// start. A full barrier counts the producer thread's arrival (with the
 /// bytes its boxes bring) and, unless the token rows come by TMA
 /// (ROWS_BY_TMA), every producer thread's cp.async arrival; an empty one an
 /// arrival per consumer warpgroup.
-template <int STAGES, bool ROWS_BY_TMA, class BeforeWait>
+template <int STAGES, bool ROWS_BY_TMA>
 __device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long *full,
                                             unsigned long long *empty, const TensorMap *weights,
-                                            const TensorMap *rows, const BeforeWait &before_wait) {
+                                            const TensorMap *rows) {
   if ((smem_addr(smem) & 1023) != 0)
     __trap();
   if (threadIdx.x == 0) {
@@ -185,7 +121,6 @@ __device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long
     prefetch_tensor_map(weights);
     if constexpr (ROWS_BY_TMA)
       prefetch_tensor_map(rows);
-    before_wait();
   }
   __syncthreads();
   griddep_wait();

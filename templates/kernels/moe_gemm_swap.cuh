@@ -83,13 +83,6 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
       else
         tma_load_3d(w + stage * W_STAGE, map, bar, k0, n0, expert);
     }
-    /// The same box into L2 only (prefetch_first_weights).
-    __device__ __forceinline__ void prefetch(int k0, int n0, int expert) const {
-      if constexpr (Gemm1)
-        tma_prefetch_5d(map, k0, 0, 0, n0 / 8, expert);
-      else
-        tma_prefetch_3d(map, k0, n0, expert);
-    }
   };
   // GEMM1 gathers BM rows whatever a tile's width (rows past the tile's
   // are zero-filled; skipping those past the width cost the producer a spill).
@@ -105,11 +98,9 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     sm.x = sm.w + STAGES * W_STAGE;
     sm.full = reinterpret_cast<unsigned long long *>(sm.x + STAGES * X_STAGE);
     sm.empty = sm.full + STAGES;
-    const LoadWeights load{weights, sm.w};
-    ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows, [&] {
-      prefetch_first_weights<S, Walk, KT, W_STAGE_BYTES, !Gemm1>(p, load);
-    });
+    ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const int tiles = Walk::count(p);
+    const LoadWeights load{weights, sm.w};
     ws_roles(
         [&] {
           Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, tiles, load);

@@ -93,15 +93,6 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         tma_load_3d(dst, map, bar, k0, n0, expert);
       }
     }
-    /// The same boxes into L2 only (prefetch_first_weights).
-    __device__ __forceinline__ void prefetch(int k0, int n0, int expert) const {
-      if constexpr (Gemm1) {
-        tma_prefetch_4d(map, k0, n0, 0, expert);
-        tma_prefetch_4d(map, k0, n0, 1, expert);
-      } else {
-        tma_prefetch_3d(map, k0, n0, expert);
-      }
-    }
   };
   using Producer = WsProducer<S, Walk, STAGES, BM, KT, B_STAGE_BYTES>;
 
@@ -116,11 +107,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     sm.staging = sm.b + STAGES * B_STAGE;
     sm.full = reinterpret_cast<unsigned long long *>(sm.staging + STAGING);
     sm.empty = sm.full + STAGES;
-    const LoadWeights load{weights, sm.b};
-    ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows, [&] {
-      prefetch_first_weights<S, Walk, KT, B_STAGE_BYTES, !Gemm1>(p, load);
-    });
+    ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const int tiles = Walk::count(p);
+    const LoadWeights load{weights, sm.b};
     ws_roles(
         [&] {
           Producer::template produce<A_BY_TMA>(p, rows, sm.a, sm.full, sm.empty, tiles, load);

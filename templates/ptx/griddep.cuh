@@ -10,11 +10,6 @@ namespace moejit_dev {
 /// writes, or reads, may be touched before it. griddep_launch_dependents:
 /// lets the next kernel of the stream start its prologue on SMs this grid
 /// frees. Both are no-ops before sm_90.
-///
-/// Every kernel of a call waits before it lets the next start, so when a
-/// kernel starts, the one two places before it in the stream has completed
-/// and its writes are visible: GEMM2 may read routing's tile list before
-/// its own wait (blocks/ws_pipeline.cuh, prefetch_first_weights), never h.
 __device__ __forceinline__ void griddep_wait() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
