@@ -32,7 +32,7 @@ wheel=$(ls $b/moejit-*.whl 2>/dev/null | head -1)
 if [ -n "$wheel" ]; then
   site=$(mktemp -d)
   python3 -m zipfile -e "$wheel" "$site"
-  cp python/moejit/*.py "$site/moejit/"
+  cp -r python/moejit/*.py python/moejit/torch "$site/moejit/"
   cp -L $b/libmoejit.so "$site/moejit/libmoejit.so"
   MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$site timeout 180 python3 tests/python/test_torch.py \
     > "$logs/python_torch.log" 2>&1

@@ -27,8 +27,8 @@ from typing import Dict, Optional
 
 import torch
 
-from . import _capi
-from ._capi import MoejitError, Shape
+from .. import _capi
+from .._capi import MoejitError, Shape
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
 _INDEX_TYPES = {torch.int32: _capi.INDEX_TYPES["int32"], torch.int64: _capi.INDEX_TYPES["int64"]}

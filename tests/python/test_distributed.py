@@ -1,0 +1,183 @@
+"""moejit.torch.distributed on the gloo backend: 1, 2 and 3 CPU processes
+(the op's PyTorch reference computes the experts), both modes, experts
+split unevenly, a rank with no experts, ranks with no tokens, ids no rank
+holds; every rank's y against one process running the whole layer."""
+
+import os
+import sys
+import tempfile
+import unittest
+from typing import NamedTuple, Tuple
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+import moejit.torch as mt
+import moejit.torch.distributed as ep
+
+
+class Case(NamedTuple):
+    name: str
+    experts: int
+    k: int
+    tokens: Tuple[int, ...]  # per rank; the world size is its length
+    dtype: torch.dtype = torch.float32
+    hidden: int = 64
+    intermediate: int = 32
+
+
+CASES = [
+    Case("uneven_split", 7, 3, (5, 9)),
+    Case("uneven_split_bf16", 7, 3, (11, 4), torch.bfloat16),
+    Case("empty_rank", 6, 2, (8, 0)),
+    Case("all_empty", 4, 2, (0, 0)),
+    Case("one_rank", 5, 2, (9,)),
+    Case("rank_without_experts", 2, 2, (4, 0, 7)),
+    Case("three_ranks", 8, 2, (3, 5, 2), torch.bfloat16),
+]
+
+TOLERANCE = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+
+
+def make_case(case: Case):
+    """The whole layer's weights and every rank's (x, ids, weights), the
+    same in every process. Some slots hold ids no rank has (-1, E + 3)."""
+    g = torch.Generator().manual_seed(len(case.name) * 1000 + case.experts)
+    h, i, e = case.hidden, case.intermediate, case.experts
+    gate_up = (torch.randn(e, 2 * i, h, generator=g) / h ** 0.5).to(case.dtype)
+    down = (torch.randn(e, h, i, generator=g) / i ** 0.5).to(case.dtype)
+    per_rank = []
+    for tokens in case.tokens:
+        x = torch.randn(tokens, h, generator=g).to(case.dtype)
+        ids = torch.argsort(torch.rand(tokens, e, generator=g), dim=1)[:, :case.k]
+        if tokens >= 3:
+            ids[0, 0] = -1
+            ids[2, case.k - 1] = e + 3
+        weights = torch.softmax(torch.randn(tokens, case.k, generator=g), dim=-1)
+        per_rank.append((x, ids.to(torch.int32), weights))
+    return gate_up, down, per_rank
+
+
+def worker(rank: int, world: int, init_file: str, out_dir: str) -> None:
+    dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
+                            world_size=world)
+    results = {}
+    for case in CASES:
+        if len(case.tokens) != world:
+            continue
+        gate_up, down, per_rank = make_case(case)
+        local_gate_up, local_down = ep.shard_experts(gate_up, down, rank, world)
+        layer = ep.ExpertParallel(local_gate_up, local_down, case.experts)
+        x, ids, weights = per_rank[rank]
+        for mode in ep.MODES:
+            stages = []
+            results[(case.name, mode)] = layer(x, ids, weights, mode=mode, stages=stages)
+            if x.shape[0] and mode == "all_to_all":
+                results[(case.name, "stages")] = sorted(ep.stage_times(stages))
+        results[(case.name, "sent")] = layer.last_exchange["sent"]
+    torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
+    dist.destroy_process_group()
+
+
+class OnGloo(unittest.TestCase):
+    def run_world(self, world: int):
+        with tempfile.TemporaryDirectory() as tmp:
+            mp.spawn(worker, args=(world, os.path.join(tmp, "init"), tmp), nprocs=world)
+            results = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world)]
+        checked = 0
+        for case in CASES:
+            if len(case.tokens) != world:
+                continue
+            gate_up, down, per_rank = make_case(case)
+            for rank, (x, ids, weights) in enumerate(per_rank):
+                whole = mt.reference(x, gate_up, down, ids, weights)
+                for mode in ep.MODES:
+                    with self.subTest(case=case.name, rank=rank, mode=mode):
+                        y = results[rank][(case.name, mode)]
+                        self.assertEqual(y.shape, x.shape)
+                        self.assertEqual(y.dtype, x.dtype)
+                        if x.shape[0]:
+                            error = float((y.double() - whole.double()).norm() /
+                                          whole.double().norm())
+                            self.assertLess(error, TOLERANCE[case.dtype])
+                            checked += 1
+                # A token goes once to each rank holding one of its experts.
+                owners = ep.expert_owners(case.experts, world)
+                held = [set(owners[[e for e in row if 0 <= e < case.experts]].tolist())
+                        for row in ids.tolist()]
+                self.assertEqual(results[rank][(case.name, "sent")],
+                                 [sum(r in h for h in held) for r in range(world)])
+                if x.shape[0]:
+                    self.assertEqual(results[rank][(case.name, "stages")],
+                                     sorted(["prepare", "dispatch", "experts", "combine",
+                                             "total"]))
+        return checked
+
+    def test_one_rank(self):
+        self.assertGreater(self.run_world(1), 0)
+
+    def test_two_ranks(self):
+        self.assertGreater(self.run_world(2), 0)
+
+    def test_three_ranks(self):
+        self.assertGreater(self.run_world(3), 0)
+
+
+class Partition(unittest.TestCase):
+    def test_ranges_cover_every_expert_once(self):
+        for experts in (1, 2, 7, 128):
+            for world in (1, 2, 3, 8):
+                ranges = ep.expert_ranges(experts, world)
+                self.assertEqual(len(ranges), world)
+                self.assertEqual(sum(c for _, c in ranges), experts)
+                self.assertEqual([f for f, _ in ranges],
+                                 [sum(c for _, c in ranges[:r]) for r in range(world)])
+                self.assertLessEqual(max(c for _, c in ranges) - min(c for _, c in ranges), 1)
+                owners = ep.expert_owners(experts, world)
+                for rank in range(world):
+                    mapping = ep.local_expert_map(experts, rank, world)
+                    mine = (owners == rank).nonzero().flatten()
+                    self.assertTrue(torch.equal(mapping[mine].long(),
+                                                torch.arange(len(mine))))
+                    self.assertTrue(bool((mapping[owners != rank] == -1).all()))
+
+    def test_bad_arguments(self):
+        with self.assertRaisesRegex(ValueError, "at least 1"):
+            ep.expert_ranges(0, 2)
+        with self.assertRaisesRegex(ValueError, "outside a world"):
+            ep.local_expert_map(4, 2, 2)
+
+
+class Arguments(unittest.TestCase):
+    """Argument checks in a one-process world (no collective runs)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        dist.init_process_group("gloo", init_method="file://" + os.path.join(cls.tmp.name, "i"),
+                                rank=0, world_size=1)
+
+    @classmethod
+    def tearDownClass(cls):
+        dist.destroy_process_group()
+        cls.tmp.cleanup()
+
+    def test_errors_name_the_problem(self):
+        gate_up, down, per_rank = make_case(CASES[0])
+        with self.assertRaisesRegex(ValueError, "mode 'ring'"):
+            ep.ExpertParallel(gate_up, down, CASES[0].experts, mode="ring")
+        with self.assertRaisesRegex(ValueError, r"holds experts \[0, 6\)"):
+            ep.ExpertParallel(gate_up, down, 6)
+        layer = ep.ExpertParallel(gate_up, down, CASES[0].experts)
+        x, ids, weights = per_rank[0]
+        with self.assertRaisesRegex(ValueError, "must be \\[tokens, 64\\]"):
+            layer(x[:, :10], ids, weights)
+        with self.assertRaisesRegex(ValueError, "must both be"):
+            layer(x, ids[:2], weights)
+        with self.assertRaisesRegex(ValueError, "mode 'x'"):
+            layer(x, ids, weights, mode="x")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1] + ["-v"])
