@@ -75,6 +75,10 @@ def worker(rank: int, world: int, init_file: str, out_dir: str) -> None:
             results[(case.name, mode)] = layer(x, ids, weights, mode=mode, stages=stages)
             if x.shape[0] and mode == "all_to_all":
                 results[(case.name, "stages")] = sorted(ep.stage_times(stages))
+        # all_gather padded to a fixed bound: no count exchange, same result.
+        bounded = ep.ExpertParallel(local_gate_up, local_down, case.experts,
+                                    max_tokens=max(case.tokens) + 3)
+        results[(case.name, "bounded")] = bounded(x, ids, weights)
         results[(case.name, "sent")] = layer.last_exchange["sent"]
     torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     dist.destroy_process_group()
@@ -92,6 +96,9 @@ class OnGloo(unittest.TestCase):
             gate_up, down, per_rank = make_case(case)
             for rank, (x, ids, weights) in enumerate(per_rank):
                 whole = mt.reference(x, gate_up, down, ids, weights)
+                with self.subTest(case=case.name, rank=rank, mode="bounded"):
+                    self.assertTrue(torch.equal(results[rank][(case.name, "bounded")],
+                                                results[rank][(case.name, "all_gather")]))
                 for mode in ep.MODES:
                     with self.subTest(case=case.name, rank=rank, mode=mode):
                         y = results[rank][(case.name, mode)]
@@ -177,6 +184,12 @@ class Arguments(unittest.TestCase):
             layer(x, ids[:2], weights)
         with self.assertRaisesRegex(ValueError, "mode 'x'"):
             layer(x, ids, weights, mode="x")
+        with self.assertRaisesRegex(ValueError, "at least 1"):
+            ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=0)
+        bounded = ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=4)
+        with self.assertRaisesRegex(ValueError, "5 tokens on rank 0, above the layer's "
+                                                "max_tokens 4"):
+            bounded(x, ids, weights)
 
 
 if __name__ == "__main__":

@@ -90,15 +90,23 @@ class ExpertParallel(torch.nn.Module):
     """This rank's experts of a layer split over `group` (default: the
     world), and the token exchange of `mode` (see the module's text).
     gate_up_proj [E_local, 2I, H] and down_proj [E_local, H, I] must be the
-    rank's `expert_ranges` share of `num_experts`."""
+    rank's `expert_ranges` share of `num_experts`. `max_tokens`, when
+    given, bounds every rank's tokens per call (a serving runtime's largest
+    batch): ``all_gather`` then pads to it instead of asking the ranks for
+    their counts, and has no host synchronisation (a CUDA graph can hold
+    it, collectives included, once the op's kernels are bound)."""
 
     def __init__(self, gate_up_proj: torch.Tensor, down_proj: torch.Tensor, num_experts: int,
-                 group: Optional[dist.ProcessGroup] = None, mode: str = "all_gather"):
+                 group: Optional[dist.ProcessGroup] = None, mode: str = "all_gather",
+                 max_tokens: Optional[int] = None):
         super().__init__()
         if not dist.is_initialized():
             raise RuntimeError("moejit: torch.distributed is not initialised "
                                "(init_process_group first)")
         self._check_mode(mode)
+        if max_tokens is not None and max_tokens < 1:
+            raise ValueError(f"moejit: max_tokens is {max_tokens}; it must be at least 1")
+        self.max_tokens = max_tokens
         self.group = group
         self.mode = mode
         self.rank = dist.get_rank(group)
@@ -159,11 +167,17 @@ class ExpertParallel(torch.nn.Module):
     def _all_gather(self, x, ids, weights, clock) -> torch.Tensor:
         tokens, hidden = x.shape
         k = ids.shape[1]
-        longest = torch.tensor([tokens], dtype=torch.int64, device=x.device)
-        dist.all_reduce(longest, op=dist.ReduceOp.MAX, group=self.group)
-        rows = int(longest.item())
-        if rows == 0:
-            return x.new_zeros(x.shape)
+        if self.max_tokens is not None:
+            if tokens > self.max_tokens:
+                raise ValueError(f"moejit: {tokens} tokens on rank {self.rank}, above the "
+                                 f"layer's max_tokens {self.max_tokens}")
+            rows = self.max_tokens
+        else:
+            longest = torch.tensor([tokens], dtype=torch.int64, device=x.device)
+            dist.all_reduce(longest, op=dist.ReduceOp.MAX, group=self.group)
+            rows = int(longest.item())
+            if rows == 0:
+                return x.new_zeros(x.shape)
         # Padding rows route nowhere (id -1, weight 0).
         pad = rows - tokens
         x_pad = torch.cat([x, x.new_zeros(pad, hidden)])
