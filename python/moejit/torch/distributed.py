@@ -17,8 +17,8 @@ tensors, where the op runs its PyTorch reference):
   reduce-scatter sums the shares back to the tokens' ranks, in the op's
   dtype (what vLLM does without a dedicated all-to-all backend).
 - ``all_to_all``: a token goes only to the ranks that own at least one of
-  its k experts, once per rank, with its other slots masked (-1); that rank
-  returns its share, and the token's rank sums the shares in fp32 in rank
+  its k experts, once per rank (with all its slots: the receiver's expert
+  map drops the others); that rank returns its share, and the token's rank sums the shares in fp32 in rank
   order and rounds once. The split sizes are exchanged on the device; the
   one host synchronisation is reading them, which `all_to_all_single`
   needs as host lists.
@@ -126,8 +126,11 @@ class ExpertParallel(torch.nn.Module):
         self.register_buffer("expert_map",
                              local_expert_map(num_experts, self.rank, self.world_size, device),
                              persistent=False)
-        self.register_buffer("owners", expert_owners(num_experts, self.world_size, device),
-                             persistent=False)
+        # Each global expert's rank, then `world_size` for ids no rank holds.
+        self.register_buffer("owner_table", torch.cat([
+            expert_owners(num_experts, self.world_size, device),
+            torch.tensor([self.world_size], dtype=torch.int64, device=device)]),
+            persistent=False)
         # Rows the last all_to_all call sent to and received from each rank.
         self.last_exchange = {"sent": [], "received": []}
 
@@ -202,37 +205,30 @@ class ExpertParallel(torch.nn.Module):
     def _all_to_all(self, x, ids, weights, clock) -> torch.Tensor:
         tokens, hidden = x.shape
         world = self.world_size
-        # The rank of each slot's expert; `world` for ids no rank holds.
-        ids_long = ids.long()
-        valid = (ids_long >= 0) & (ids_long < self.num_experts)
-        owner = torch.where(valid, self.owners[ids_long.clamp(0, self.num_experts - 1)],
-                            torch.full_like(ids_long, world))
+        # The rank of each slot's expert, `world` for ids no rank holds: ids
+        # clamped to [-1, E] index owner_table, whose last entry (index E,
+        # and -1 from the end) is `world`.
+        owner = self.owner_table[ids.long().clamp(-1, self.num_experts)]
         needs = torch.zeros(tokens, world + 1, dtype=torch.bool, device=x.device)
         needs.scatter_(1, owner, True)
         needs = needs[:, :world]
-        send_counts = needs.sum(0)
-        recv_counts = torch.empty_like(send_counts)
-        dist.all_to_all_single(recv_counts, send_counts, group=self.group)
-        counts = torch.cat([send_counts, recv_counts]).tolist()
-        send, recv = counts[:world], counts[world:]
+        counts = torch.empty(2, world, dtype=torch.int64, device=x.device)
+        torch.sum(needs, 0, out=counts[0])
+        dist.all_to_all_single(counts[1], counts[0], group=self.group)
+        send, recv = counts.tolist()
         self.last_exchange = {"sent": send, "received": recv}
-        # (rank, token) pairs in rank then token order, without a nonzero()
-        # (a second host synchronisation): unique keys, the unneeded last.
-        keys = torch.where(needs.t(),
-                           torch.arange(world * tokens, device=x.device).view(world, tokens),
-                           torch.full((world, tokens), world * tokens, device=x.device))
-        keys = torch.sort(keys.flatten()).values[:sum(send)]
-        dest, token = keys // max(tokens, 1), keys % max(tokens, 1)
-        send_x = x[token]
-        send_ids = torch.where(owner[token] == dest[:, None], ids[token],
-                               torch.full_like(ids[token], -1))
-        send_weights = weights[token]
+        # (rank, token) pairs in rank then token order; their number is known
+        # now, so nonzero needs no second host synchronisation.
+        pairs = _nonzero(needs.t(), sum(send))
+        token = pairs[:, 1]
+        # A token's slots of other ranks go too: the receiver's expert map
+        # drops them, as it drops ids no rank holds.
         recv_x = x.new_empty(sum(recv), hidden)
         recv_ids = ids.new_empty(sum(recv), ids.shape[1])
         recv_weights = weights.new_empty(sum(recv), weights.shape[1])
         clock.mark("prepare")
-        for out, inp in ((recv_x, send_x), (recv_ids, send_ids),
-                         (recv_weights, send_weights)):
+        for out, inp in ((recv_x, x[token]), (recv_ids, ids[token]),
+                         (recv_weights, weights[token])):
             dist.all_to_all_single(out, inp, output_split_sizes=recv, input_split_sizes=send,
                                    group=self.group)
         clock.mark("dispatch")
@@ -243,14 +239,29 @@ class ExpertParallel(torch.nn.Module):
                                group=self.group)
         # In rank order, each token at most once per rank: the same sums,
         # bit for bit, on every run.
+        back = back.float()
         total = torch.zeros(tokens, hidden, dtype=torch.float32, device=x.device)
         begin = 0
         for count in send:
-            total.index_add_(0, token[begin:begin + count], back[begin:begin + count].float())
+            total.index_add_(0, token[begin:begin + count], back[begin:begin + count])
             begin += count
         y = total.to(x.dtype)
         clock.mark("combine")
         return y
+
+
+def _nonzero(mask: torch.Tensor, count: int) -> torch.Tensor:
+    """mask.nonzero() when `count` is its number of true entries, without
+    the host synchronisation nonzero() costs on CUDA (torch >= 2.6 has
+    nonzero_static there)."""
+    if count == 0:  # (nonzero_static of an empty mask failed on CUDA before torch 2.9)
+        return torch.zeros(0, mask.dim(), dtype=torch.int64, device=mask.device)
+    if mask.device.type != "cuda" or _TORCH_VERSION >= (2, 6):
+        return torch.nonzero_static(mask, size=count)
+    return mask.nonzero()
+
+
+_TORCH_VERSION = tuple(int(p) for p in torch.__version__.split(".")[:2])
 
 
 class _Marks:
