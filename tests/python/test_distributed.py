@@ -1,7 +1,9 @@
 """moejit.torch.distributed on the gloo backend: 1, 2 and 3 CPU processes
 (the op's PyTorch reference computes the experts), both modes, experts
 split unevenly, a rank with no experts, ranks with no tokens, ids no rank
-holds; every rank's y against one process running the whole layer."""
+holds; every rank's y against one process running the whole layer. Where
+there are GPUs, the same on NCCL with a GPU per rank (as many ranks as
+GPUs), plus the two modes' bits and a CUDA graph of all_gather."""
 
 import os
 import sys
@@ -59,35 +61,70 @@ def make_case(case: Case):
     return gate_up, down, per_rank
 
 
-def worker(rank: int, world: int, init_file: str, out_dir: str) -> None:
-    dist.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
-                            world_size=world)
+def worker(rank: int, world: int, init_file: str, out_dir: str, backend: str) -> None:
+    """One rank: every case of this world size in both modes, bounded
+    all_gather, rows sent; on NCCL also the modes' bits in the
+    batch-invariant combine and a CUDA graph of the bounded all_gather.
+    Results go to out_dir/rank{rank}.pt, on the CPU."""
+    device = torch.device("cpu")
+    if backend == "nccl":
+        os.environ["MOEJIT_COMBINE"] = "batch-invariant"
+        device = torch.device("cuda", rank)
+        torch.cuda.set_device(device)
+    dist.init_process_group(backend, init_method="file://" + init_file, rank=rank,
+                            world_size=world, device_id=device if backend == "nccl" else None)
     results = {}
     for case in CASES:
         if len(case.tokens) != world:
             continue
         gate_up, down, per_rank = make_case(case)
-        local_gate_up, local_down = ep.shard_experts(gate_up, down, rank, world)
+        local_gate_up, local_down = (w.to(device) for w in
+                                     ep.shard_experts(gate_up, down, rank, world))
         layer = ep.ExpertParallel(local_gate_up, local_down, case.experts)
-        x, ids, weights = per_rank[rank]
+        x, ids, weights = (t.to(device) for t in per_rank[rank])
         for mode in ep.MODES:
             stages = []
-            results[(case.name, mode)] = layer(x, ids, weights, mode=mode, stages=stages)
+            results[(case.name, mode)] = layer(x, ids, weights, mode=mode, stages=stages).cpu()
             if x.shape[0] and mode == "all_to_all":
                 results[(case.name, "stages")] = sorted(ep.stage_times(stages))
         # all_gather padded to a fixed bound: no count exchange, same result.
         bounded = ep.ExpertParallel(local_gate_up, local_down, case.experts,
                                     max_tokens=max(case.tokens) + 3)
-        results[(case.name, "bounded")] = bounded(x, ids, weights)
+        results[(case.name, "bounded")] = bounded(x, ids, weights).cpu()
         results[(case.name, "sent")] = layer.last_exchange["sent"]
+        if backend == "nccl":
+            results[(case.name, "graph")] = graph_replay(bounded, x, ids, weights).cpu()
     torch.save(results, os.path.join(out_dir, f"rank{rank}.pt"))
     dist.destroy_process_group()
 
 
+def graph_replay(layer, x, ids, weights) -> torch.Tensor:
+    """The layer's all_gather captured in a CUDA graph on inputs of zeros,
+    then replayed on (x, ids, weights) copied in."""
+    static = [torch.zeros_like(x), torch.full_like(ids, -1), torch.zeros_like(weights)]
+    layer(*static)  # the op's kernels bound before capture
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = layer(*static)
+    for buffer, value in zip(static, (x, ids, weights)):
+        buffer.copy_(value)
+    graph.replay()
+    torch.cuda.synchronize()
+    return y.clone()
+
+
+GPUS = torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 class OnGloo(unittest.TestCase):
+    backend = "gloo"
+    tolerance = TOLERANCE
+
     def run_world(self, world: int):
         with tempfile.TemporaryDirectory() as tmp:
-            mp.spawn(worker, args=(world, os.path.join(tmp, "init"), tmp), nprocs=world)
+            mp.spawn(worker, args=(world, os.path.join(tmp, "init"), tmp, self.backend),
+                     nprocs=world)
             results = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world)]
         checked = 0
         for case in CASES:
@@ -107,8 +144,10 @@ class OnGloo(unittest.TestCase):
                         if x.shape[0]:
                             error = float((y.double() - whole.double()).norm() /
                                           whole.double().norm())
-                            self.assertLess(error, TOLERANCE[case.dtype])
+                            self.assertLess(error, self.tolerance[case.dtype])
                             checked += 1
+                if self.backend == "nccl":
+                    self.check_nccl(results[rank], case, rank, world)
                 # A token goes once to each rank holding one of its experts.
                 owners = ep.expert_owners(case.experts, world)
                 held = [set(owners[[e for e in row if 0 <= e < case.experts]].tolist())
@@ -129,6 +168,30 @@ class OnGloo(unittest.TestCase):
 
     def test_three_ranks(self):
         self.assertGreater(self.run_world(3), 0)
+
+
+@unittest.skipUnless(GPUS >= 1, "needs a CUDA GPU per rank (runs in tools/bench/ep_round.sh)")
+class OnNccl(OnGloo):
+    """The same on NCCL, a GPU per rank, moejit's kernels in the
+    batch-invariant combine; worlds larger than the GPUs skip."""
+    backend = "nccl"
+    tolerance = {torch.float32: 1e-4, torch.bfloat16: 2e-2}
+
+    def run_world(self, world: int):
+        if world > GPUS:
+            self.skipTest(f"{world} ranks need {world} GPUs ({GPUS} here)")
+        return super().run_world(world)
+
+    def check_nccl(self, results, case, rank, world):
+        with self.subTest(case=case.name, rank=rank, mode="graph"):
+            self.assertTrue(torch.equal(results[(case.name, "graph")],
+                                        results[(case.name, "bounded")]))
+        if world <= 2:
+            # A token's share is the same bits in any batch, and a sum of
+            # two shares rounds alike in NCCL and in all_to_all's combine.
+            with self.subTest(case=case.name, rank=rank, mode="bitwise"):
+                self.assertTrue(torch.equal(results[(case.name, "all_gather")],
+                                            results[(case.name, "all_to_all")]))
 
 
 class Partition(unittest.TestCase):
