@@ -247,6 +247,12 @@ class Arguments(unittest.TestCase):
             layer(x, ids[:2], weights)
         with self.assertRaisesRegex(ValueError, "mode 'x'"):
             layer(x, ids, weights, mode="x")
+        for mode in ep.MODES:
+            # Refused before any collective: the op's own checks, up front.
+            with self.assertRaisesRegex(TypeError, "top_k_index .* int32 or int64"):
+                layer(x, ids.float(), weights, mode=mode)
+            with self.assertRaisesRegex(TypeError, "top_k_weights .* float32"):
+                layer(x, ids, weights.half(), mode=mode)
         with self.assertRaisesRegex(ValueError, "at least 1"):
             ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=0)
         bounded = ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=4)

@@ -154,6 +154,10 @@ class ExpertParallel(torch.nn.Module):
                 top_k_weights.shape != top_k_index.shape:
             raise ValueError(f"moejit: top_k_index {tuple(top_k_index.shape)} and top_k_weights "
                              f"{tuple(top_k_weights.shape)} must both be [{x.shape[0]}, k]")
+        # Every argument the op would refuse, refused here, before this rank
+        # enters a collective that the others would then wait in.
+        check_arguments(x, self.gate_up_proj, self.down_proj, top_k_index, top_k_weights,
+                        self.expert_map)
         clock = _Marks(stages, x.device)
         if mode == "all_gather":
             return self._all_gather(x, top_k_index, top_k_weights, clock)
