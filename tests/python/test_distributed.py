@@ -247,6 +247,14 @@ class Arguments(unittest.TestCase):
             layer(x, ids[:2], weights)
         with self.assertRaisesRegex(ValueError, "mode 'x'"):
             layer(x, ids, weights, mode="x")
+        # The weights move with the module (buffers, or parameters as given);
+        # the expert map stays int32.
+        moved = ep.ExpertParallel(gate_up.clone(), torch.nn.Parameter(down.clone()),
+                                  CASES[0].experts).to(torch.bfloat16)
+        self.assertEqual(moved.gate_up_proj.dtype, torch.bfloat16)
+        self.assertEqual(moved.down_proj.dtype, torch.bfloat16)
+        self.assertIsInstance(moved.down_proj, torch.nn.Parameter)
+        self.assertEqual(moved.expert_map.dtype, torch.int32)
         for mode in ep.MODES:
             # Refused before any collective: the op's own checks, up front.
             with self.assertRaisesRegex(TypeError, "top_k_index .* int32 or int64"):

@@ -120,8 +120,13 @@ class ExpertParallel(torch.nn.Module):
                 f"{first + count}) of {num_experts}, but gate_up_proj is "
                 f"{tuple(gate_up_proj.shape)} and down_proj {tuple(down_proj.shape)} "
                 f"(shard_experts gives the share)")
-        self.gate_up_proj = gate_up_proj
-        self.down_proj = down_proj
+        # Parameters stay parameters; plain tensors become buffers, so that
+        # .to() and .cuda() move the weights with the expert map.
+        for name, weight in (("gate_up_proj", gate_up_proj), ("down_proj", down_proj)):
+            if isinstance(weight, torch.nn.Parameter):
+                setattr(self, name, weight)
+            else:
+                self.register_buffer(name, weight)
         device = gate_up_proj.device
         self.register_buffer("expert_map",
                              local_expert_map(num_experts, self.rank, self.world_size, device),
