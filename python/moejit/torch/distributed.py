@@ -37,7 +37,7 @@ from typing import List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
-from . import check_arguments, fused_experts
+from . import _checked_shape, check_arguments, fused_experts
 
 MODES = ("all_gather", "all_to_all")
 
@@ -161,8 +161,9 @@ class ExpertParallel(torch.nn.Module):
                              f"{tuple(top_k_weights.shape)} must both be [{x.shape[0]}, k]")
         # Every argument the op would refuse, refused here, before this rank
         # enters a collective that the others would then wait in.
-        check_arguments(x, self.gate_up_proj, self.down_proj, top_k_index, top_k_weights,
-                        self.expert_map)
+        # (The op's cache of checked signatures: a decode loop repeats one.)
+        _checked_shape(x, self.gate_up_proj, self.down_proj, top_k_index, top_k_weights,
+                       self.expert_map)
         clock = _Marks(stages, x.device)
         if mode == "all_gather":
             return self._all_gather(x, top_k_index, top_k_weights, clock)
