@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Packs what a GPU check needs into build-gpu/ (ignored; carry it, the whole
 # build/ folder is over the device tool's 64 MiB): the CLI, the GPU test
-# binaries, the C ABI host with libmoejit.so, the Python wheel if there is
-# one and, with an argument, a second CLI to A/B against
-# (build-gpu/moejit-base), and the Python package as a folder (build-gpu/py).
+# binaries, the C ABI host with libmoejit.so, the Python package as a folder
+# (build-gpu/py) and, with an argument, a second CLI to A/B against
+# (build-gpu/moejit-base).
 # Run from the repository root after a build.
 set -euo pipefail
 rm -rf build-gpu && mkdir -p build-gpu
@@ -21,7 +21,5 @@ cuda_version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' /usr/local/cud
 sed "s/@CUDAToolkit_VERSION_MAJOR@/$((cuda_version / 1000))/" \
   python/moejit/_build_info.py.in > build-gpu/py/moejit/_build_info.py
 rm build-gpu/py/moejit/_build_info.py.in
-# The Python wheel, when one was built (pip wheel . --no-deps -w build-wheel).
-cp build-wheel/moejit-*.whl build-gpu/ 2>/dev/null || true
 git log --oneline -1 > build-gpu/commit.txt
 du -sh build-gpu

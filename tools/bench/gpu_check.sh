@@ -25,15 +25,10 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 180 ./$b/runtime_gpu_test > "$logs/runtime
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
   tr '\n' ' ')" >> "$summary"
 
-# The Python package from its wheel (build-gpu/*.whl) with the machine's
-# torch and transformers; a libmoejit.so in build-gpu/ newer than the
-# wheel's replaces it (the same Release build, without a second pip build).
-wheel=$(ls $b/moejit-*.whl 2>/dev/null | head -1)
-if [ -n "$wheel" ]; then
-  site=$(mktemp -d)
-  python3 -m zipfile -e "$wheel" "$site"
-  cp -r python/moejit/*.py python/moejit/torch "$site/moejit/"
-  cp -L $b/libmoejit.so "$site/moejit/libmoejit.so"
+# The Python package as bundle.sh lays it out (build-gpu/py: the sources and
+# this build's libmoejit.so) with the machine's torch and transformers.
+if [ -d $b/py ]; then
+  site=$PWD/$b/py
   MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$site timeout 180 python3 tests/python/test_torch.py \
     > "$logs/python_torch.log" 2>&1
   echo "test_torch.py rc=$? $(tail -1 "$logs/python_torch.log")" >> "$summary"

@@ -37,7 +37,7 @@ from typing import List, Optional, Tuple
 import torch
 import torch.distributed as dist
 
-from . import _checked_shape, check_arguments, fused_experts
+from . import _checked_shape, fused_experts
 
 MODES = ("all_gather", "all_to_all")
 
@@ -173,7 +173,6 @@ class ExpertParallel(torch.nn.Module):
         """This rank's share of every row of x: the op with the local map;
         zeros where the rank holds no expert or gets no rows."""
         if self.gate_up_proj.shape[0] == 0 or x.shape[0] == 0:
-            check_arguments(x, self.gate_up_proj, self.down_proj, ids, weights, self.expert_map)
             return torch.zeros_like(x)
         return fused_experts(x, self.gate_up_proj, self.down_proj, ids, weights, self.expert_map)
 
@@ -191,11 +190,14 @@ class ExpertParallel(torch.nn.Module):
             rows = int(longest.item())
             if rows == 0:
                 return x.new_zeros(x.shape)
-        # Padding rows route nowhere (id -1, weight 0).
+        # Padding rows route nowhere (id -1, weight 0); the longest rank sends
+        # its own tensors.
         pad = rows - tokens
-        x_pad = torch.cat([x, x.new_zeros(pad, hidden)])
-        ids_pad = torch.cat([ids, ids.new_full((pad, k), -1)])
-        weights_pad = torch.cat([weights, weights.new_zeros(pad, k)])
+        x_pad, ids_pad, weights_pad = x, ids, weights
+        if pad:
+            x_pad = torch.cat([x, x.new_zeros(pad, hidden)])
+            ids_pad = torch.cat([ids, ids.new_full((pad, k), -1)])
+            weights_pad = torch.cat([weights, weights.new_zeros(pad, k)])
         world = self.world_size
         all_x = x.new_empty(world * rows, hidden)
         all_ids = ids.new_empty(world * rows, k)
