@@ -26,18 +26,38 @@ import tempfile
 HEADER = 8 + 4 + 8  # magic and version, u32 metadata length, u64 cubin length
 
 
+MAX_ENTRY = 64 << 20  # the store's own limits (cache/FORMAT.md)
+MAX_METADATA = 64 << 10
+
+
 def cache_cubins(root):
-    """(kernel name, cubin bytes) of every valid-looking entry under root."""
+    """(kernel name, cubin bytes) of every entry under root that reads as
+    one; anything else (not a regular file, too large, bad sizes or
+    metadata) is skipped with a line on stderr. Links are not followed."""
     for path in sorted(glob.glob(os.path.join(root, "**", "*.cubin"), recursive=True)):
-        with open(path, "rb") as f:
-            data = f.read()
-        if not data.startswith(b"MOEJITC") or len(data) < HEADER:
+        why = None
+        if os.path.islink(path) or not os.path.isfile(path):
+            why = "not a regular file"
+        elif os.path.getsize(path) > MAX_ENTRY:
+            why = "larger than 64 MiB"
+        else:
+            with open(path, "rb") as f:
+                data = f.read(MAX_ENTRY + 1)
+            meta_len, cubin_len = (struct.unpack_from("<IQ", data, 8) if len(data) >= HEADER
+                                   else (0, 0))
+            if not data.startswith(b"MOEJITC") or len(data) < HEADER:
+                why = "no entry header"
+            elif meta_len > MAX_METADATA or HEADER + meta_len + cubin_len > len(data):
+                why = "sizes past the file"
+            else:
+                try:
+                    name = json.loads(data[HEADER:HEADER + meta_len])["kernel"]
+                except (ValueError, KeyError, TypeError):
+                    why = "unreadable metadata"
+        if why:
+            print(f"sass_stats: skipped {path}: {why}", file=sys.stderr)
             continue
-        meta_len, cubin_len = struct.unpack_from("<IQ", data, 8)
-        if HEADER + meta_len + cubin_len > len(data):
-            continue
-        meta = json.loads(data[HEADER:HEADER + meta_len])
-        yield meta["kernel"], data[HEADER + meta_len:HEADER + meta_len + cubin_len]
+        yield name, data[HEADER + meta_len:HEADER + meta_len + cubin_len]
 
 
 def find_cuobjdump():
