@@ -18,9 +18,10 @@ struct LaunchParams {
   void *y;
   int *block_counts;   // [E * route_blocks]: counts, then scanned bases
   int *expert_offsets; // [E + 1]: first sorted row of each expert
-  int *tiles;          // [max_tiles * 2]: (expert, first sorted row)
+  int *tiles;          // [max_tiles * kTileRecordInts]: one TileRecord per tile
   int *num_tiles;      // [1]
   int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
+  float *sorted_weights; // [T*k]: that assignment's routing weight, as float
   void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
   void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
   int tokens;
@@ -33,7 +34,17 @@ struct LaunchParams {
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
   int unused;
 };
-static_assert(sizeof(LaunchParams) == 14 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+static_assert(sizeof(LaunchParams) == 15 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+
+/// A tile of the routing's tile list: its expert and its sorted rows
+/// [row_begin, row_end), in one 16-byte record so that a GEMM finds a tile
+/// with one load (not the entry, then the expert's end row, a second
+/// round trip that stalled every persistent tile's start).
+struct TileRecord {
+  int expert, row_begin, row_end, unused;
+};
+constexpr int kTileRecordInts = 4;
+static_assert(sizeof(TileRecord) == kTileRecordInts * 4, "a tile record is four ints");
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;

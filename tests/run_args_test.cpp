@@ -91,6 +91,27 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
   }
 }
 
+// Each scratch array of the workspace gets its own room, in order and
+// without overlap: the tile list one 16-byte record per possible tile
+// (GEMMs read a record with one 16-byte load: the workspace is 16-byte
+// aligned, so the offset must be too), sorted_ids and sorted_weights one
+// entry per assignment.
+TEST(RunArgs, WorkspaceArraysHaveTheirRoom) {
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  const Plan plan = heuristicPlan(shape, "sm_90a");
+  for (int64_t tokens : {1, 7, 100, 8192}) {
+    auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
+    ASSERT_TRUE(static_cast<bool>(layout));
+    const WorkspaceLayout &w = layout->workspace;
+    const LaunchGeometry &g = layout->geometry;
+    EXPECT_EQ(w.tiles % 16, 0u) << "T=" << tokens;
+    EXPECT_GE(w.num_tiles - w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
+    EXPECT_GE(w.sorted_weights - w.sorted_ids, sizeof(int32_t) * g.assignments);
+    EXPECT_GE(w.h - w.sorted_weights, sizeof(float) * g.assignments);
+    EXPECT_LT(w.h, w.partial);
+  }
+}
+
 // Combine::Fast adds GEMM2's rows into y: its workspace holds no [T*k, H]
 // partial rows; the other modes' layouts are the deterministic one.
 TEST(RunArgs, FastCombineNeedsNoPartialRows) {

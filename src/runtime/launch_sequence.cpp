@@ -33,9 +33,10 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   const size_t elem = dtype_bytes(shape.dtype);
   take(w.block_counts, sizeof(int32_t) * shape.experts * g.route_blocks);
   take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
-  take(w.tiles, sizeof(int32_t) * 2 * g.max_tiles);
+  take(w.tiles, sizeof(int32_t) * moejit_abi::kTileRecordInts * g.max_tiles);
   take(w.num_tiles, sizeof(int32_t));
   take(w.sorted_ids, sizeof(int32_t) * g.assignments);
+  take(w.sorted_weights, sizeof(float) * g.assignments);
   take(w.h, elem * g.assignments * shape.intermediate);
   take(w.partial, combine == Combine::Fast ? 0 : elem * g.assignments * shape.hidden);
   w.total = at;
@@ -164,6 +165,7 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
   p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
+  p.sorted_weights = reinterpret_cast<float *>(ws + w.sorted_weights);
   p.h = ws + w.h;
   p.partial = w.partial == w.total ? nullptr : ws + w.partial; // none: GEMM2 adds into y
   p.route_blocks = geo.route_blocks;

@@ -25,6 +25,12 @@ struct RowTile {
   bool valid;
 };
 
+/// Entry `index` of the routing's tile list, in one 16-byte load.
+__device__ __forceinline__ TileRecord tile_record(const LaunchParams &p, int index) {
+  const int4 r = reinterpret_cast<const int4 *>(p.tiles)[index];
+  return {r.x, r.y, r.z, r.w};
+}
+
 /// Routing lists tiles of p.tile_m rows; a GEMM with BM-row tiles (BM
 /// divides tile_m) takes tile_m / BM consecutive row tiles per list entry,
 /// so the two GEMMs can use different row tiles with one list. Row tile
@@ -33,12 +39,10 @@ struct RowTile {
 template <int BM> __device__ __forceinline__ RowTile row_tile_at(const LaunchParams &p, int index) {
   RowTile t;
   const int split = p.tile_m / BM;
-  const int idx = index / split, sub = index % split;
-  t.expert = p.tiles[2 * idx];
-  const int list_begin = p.tiles[2 * idx + 1];
-  const int list_end = min(list_begin + p.tile_m, p.expert_offsets[t.expert + 1]);
-  t.row_begin = list_begin + sub * BM;
-  t.row_end = min(t.row_begin + BM, list_end);
+  const TileRecord r = tile_record(p, index / split);
+  t.expert = r.expert;
+  t.row_begin = r.row_begin + index % split * BM;
+  t.row_end = min(t.row_begin + BM, r.row_end);
   t.valid = t.row_begin < t.row_end;
   return t;
 }
@@ -121,7 +125,7 @@ __device__ __forceinline__ typename S::T *gemm2_out_row(const LaunchParams &p, i
 }
 
 /// GEMM2 epilogue: `assignment` is t*k+j of the sorted row, `weight` its
-/// routing weight.
+/// routing weight (p.sorted_weights of the row).
 template <class S>
 __device__ __forceinline__ void store_partial(const LaunchParams &p, int assignment, float weight,
                                               int col, float v0, float v1) {

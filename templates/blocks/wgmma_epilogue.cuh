@@ -36,7 +36,7 @@ __device__ __forceinline__ RowMeta load_row_meta(const LaunchParams &p, const Ro
     for (int h = 0; h < 2; ++h)
       if (r0 + 8 * h < tile.row_end) {
         m.assignment[h] = p.sorted_ids[r0 + 8 * h];
-        m.weight[h] = weight_of<S>(p, m.assignment[h]);
+        m.weight[h] = p.sorted_weights[r0 + 8 * h];
       }
   }
   return m;

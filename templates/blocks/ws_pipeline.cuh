@@ -66,10 +66,10 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
     } else {
       const int split = p.tile_m / BM;
       const int entry = t / COL_TILES / split;
-      const int expert = p.tiles[2 * entry];
-      const int first_row = p.expert_offsets[expert];
-      const int rows = p.expert_offsets[expert + 1] - first_row;
-      const int first_entry = entry - (p.tiles[2 * entry + 1] - first_row) / p.tile_m;
+      const TileRecord r = tile_record(p, entry);
+      const int first_row = p.expert_offsets[r.expert];
+      const int rows = p.expert_offsets[r.expert + 1] - first_row;
+      const int first_entry = entry - (r.row_begin - first_row) / p.tile_m;
       const int base = first_entry * split * COL_TILES;
       return base + band_order(t - base, (rows + p.tile_m - 1) / p.tile_m * split);
     }

@@ -134,7 +134,7 @@ template <class S, class Tl, bool Gemm1> struct MmaGemm {
           }
         } else {
           const int assignment = p.sorted_ids[row];
-          const float weight = weight_of<S>(p, assignment);
+          const float weight = p.sorted_weights[row];
 #pragma unroll
           for (int j = 0; j < NT; ++j) {
             const int col = n0 + wn * WARP_B + j * 8 + 2 * (lane & 3);

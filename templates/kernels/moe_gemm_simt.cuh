@@ -66,7 +66,7 @@ template <class S, bool Gemm1> struct SimtGemm {
         store_h<S>(p, row, col, acc[0][i][0], acc[0][i][1], acc[1][i][0], acc[1][i][1]);
       } else {
         const int assignment = p.sorted_ids[row];
-        store_partial<S>(p, assignment, weight_of<S>(p, assignment), col, acc[0][i][0],
+        store_partial<S>(p, assignment, p.sorted_weights[row], col, acc[0][i][0],
                          acc[0][i][1]);
       }
     }

@@ -174,7 +174,7 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
         float weight = 0.f;
         if (row_ok) {
           assignment = p.sorted_ids[row];
-          weight = weight_of<S>(p, assignment);
+          weight = p.sorted_weights[row];
         }
 #pragma unroll
         for (int hh = 0; hh < 2; ++hh) {

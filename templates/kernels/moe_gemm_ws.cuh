@@ -128,16 +128,12 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;
-      // The epilogue's row metadata, loaded now so that it waits on nothing.
+      // The epilogue's row metadata, loaded now (independent loads: nothing
+      // here waits for them) and used after the main loop.
       const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, wg);
-      T *copy_dst = nullptr;
-      if constexpr (STAGED) {
-        const int row = tile.row_begin + wg * 64 + threadIdx.x % 128;
-        if (threadIdx.x % 128 < 64 && row < tile.row_end)
-          copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(row) * S::I
-                            : gemm2_out_row<S>(p, p.sorted_ids[row])) +
-                     n0;
-      }
+      const int copy_row = tile.row_begin + wg * 64 + threadIdx.x % 128;
+      const bool copies = STAGED && threadIdx.x % 128 < 64 && copy_row < tile.row_end;
+      const int copy_assignment = !Gemm1 && copies ? p.sorted_ids[copy_row] : 0;
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
         // GEMM1's A rows come by cp.async.
@@ -162,9 +158,15 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         if (signals)
           mbar_arrive(&sm.empty[previous]);
       }
-      if constexpr (STAGED)
+      if constexpr (STAGED) {
+        T *copy_dst = nullptr;
+        if (copies)
+          copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(copy_row) * S::I
+                            : gemm2_out_row<S>(p, copy_assignment)) +
+                     n0;
         stage_wgmma_tile<S, Gemm1, N>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
                                       copy_dst);
+      }
       else
         store_wgmma_tile<S, Gemm1, N>(p, tile, n0, wg, acc, meta);
     }

@@ -84,8 +84,8 @@ template <int THREADS> __device__ int block_exclusive_scan(int *data, int n) {
   return carry;
 }
 
-/// Writes the tile list (expert, first row) in expert order with p.tile_m
-/// rows per tile, and num_tiles, from `offsets` [E + 1] (shared or global,
+/// Writes the tile list (TileRecord: expert, first and end row) in expert
+/// order with p.tile_m rows per tile, and num_tiles, from `offsets` [E + 1] (shared or global,
 /// already visible to the block); `tile_start` is [E + 1] of shared scratch.
 template <class S, int THREADS>
 __device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *tile_start) {
@@ -99,8 +99,9 @@ __device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *
     const int first = offsets[e];
     const int rows = offsets[e + 1] - first;
     for (int t = 0; t * p.tile_m < rows; ++t) {
-      p.tiles[2 * (tile_start[e] + t)] = e;
-      p.tiles[2 * (tile_start[e] + t) + 1] = first + t * p.tile_m;
+      const int row_begin = first + t * p.tile_m;
+      reinterpret_cast<TileRecord *>(p.tiles)[tile_start[e] + t] = {
+          e, row_begin, min(row_begin + p.tile_m, first + rows), 0};
     }
   }
   if (threadIdx.x == 0)
@@ -120,9 +121,31 @@ template <class S, int THREADS = kScanThreads> __device__ void route_scan(const 
   write_tile_list<S, THREADS>(p, p.expert_offsets, tile_start);
 }
 
+/// Writes sorted row `row`: its assignment and that assignment's weight
+/// (loaded with the ids, before the ordered walk: a load inside the walk
+/// would make every step wait for it).
+__device__ __forceinline__ void write_sorted_row(const LaunchParams &p, int row, int assignment,
+                                                 float weight) {
+  p.sorted_ids[row] = assignment;
+  p.sorted_weights[row] = weight;
+}
+
+/// The routing weights of `BATCH` x 32 consecutive assignments from a0
+/// (lane l gets a0 + 32*j + l), 0 past `end`, in one batch of loads.
+template <class S, int BATCH>
+__device__ __forceinline__ void load_weights(const LaunchParams &p, int a0, int end,
+                                             float (&weight)[BATCH]) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int j = 0; j < BATCH; ++j) {
+    const int a = a0 + 32 * j + lane;
+    weight[j] = a < end ? weight_of<S>(p, a) : 0.f;
+  }
+}
+
 /// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
 /// that rows are grouped by expert and, within an expert, ordered by
-/// assignment index (a stable sort).
+/// assignment index (a stable sort), and sorted_weights.
 template <class S> __device__ void route_scatter(const LaunchParams &p) {
   __shared__ int next_row[S::E];
   const int lane = threadIdx.x;
@@ -132,14 +155,17 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
   const int begin = blockIdx.x * kRouteChunk;
   constexpr int kPerLane = kRouteChunk / 32;
   int expert[kPerLane];
+  float weight[kPerLane];
   // Load everything first so that the ordered walk below waits on no memory:
-  // all ids in one batch of independent loads, then all map lookups in
-  // another (a lookup per id in the first loop would chain 32 loads).
+  // all ids and weights in one batch of independent loads, then all map
+  // lookups in another (a lookup per id in the first loop would chain 32
+  // loads).
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
     const int a = begin + i * 32 + lane;
     expert[i] = a < total ? routed_id(p, a) : -1;
   }
+  load_weights<S, kPerLane>(p, begin, total, weight);
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i)
     expert[i] = local_expert<S>(p, expert[i]);
@@ -153,7 +179,7 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
       row = next_row[e] + __popc(peers & lanemask_lt());
     __syncwarp();
     if (e >= 0) {
-      p.sorted_ids[row] = begin + i * 32 + lane;
+      write_sorted_row(p, row, begin + i * 32 + lane, weight[i]);
       if (lane == 31 - __clz(peers))
         next_row[e] += __popc(peers);
     }
@@ -227,7 +253,9 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
   // (only warp w touches counts[*][w]).
   for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
     int expert[BATCH];
+    float weight[BATCH];
     load_experts<S, BATCH>(p, a0, end, expert);
+    load_weights<S, BATCH>(p, a0, end, weight);
 #pragma unroll
     for (int j = 0; j < BATCH; ++j) {
       const int e = expert[j];
@@ -237,7 +265,7 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
         row = counts[e * WARPS + warp] + __popc(peers & lanemask_lt());
       __syncwarp();
       if (e >= 0) {
-        p.sorted_ids[row] = a0 + 32 * j + lane;
+        write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
         if (lane == 31 - __clz(peers))
           counts[e * WARPS + warp] += __popc(peers);
       }
