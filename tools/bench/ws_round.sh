@@ -9,6 +9,7 @@
 #   [REF_CONFIG=G1:G2] [CHECK_SHAPES="S ..."] [TIME_TOKENS="T ..."] \
 #     bash tools/bench/ws_round.sh "G1:G2 ..."   (configs to time)
 source "$(dirname "$0")/round_env.sh"
+trap finish_round EXIT # the logs come back even when a step runs past the call's limit
 configs=${1:?usage: ws_round.sh "G1:G2 ..."}
 ref=${REF_CONFIG:-bm192_bn96_s4_wgmma_f1:bm192_bn192_s4_wgmma_f1}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
@@ -74,4 +75,3 @@ if [ -x $b/moejit-base ]; then
     done
   done
 fi
-finish_round
