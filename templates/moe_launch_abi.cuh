@@ -40,7 +40,7 @@ static_assert(sizeof(LaunchParams) == 15 * 8 + 8 * 4, "LaunchParams has no paddi
 /// [row_begin, row_end), in one 16-byte record so that a GEMM finds a tile
 /// with one load (not the entry, then the expert's end row, a second
 /// round trip that stalled every persistent tile's start).
-struct TileRecord {
+struct alignas(16) TileRecord {
   int expert, row_begin, row_end, unused;
 };
 constexpr int kTileRecordInts = 4;

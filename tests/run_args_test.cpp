@@ -99,17 +99,18 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
 TEST(RunArgs, WorkspaceArraysHaveTheirRoom) {
   const MoeShape shape{8, 2048, 768, 128, DType::BF16};
   const Plan plan = heuristicPlan(shape, "sm_90a");
-  for (int64_t tokens : {1, 7, 100, 8192}) {
-    auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
-    ASSERT_TRUE(static_cast<bool>(layout));
-    const WorkspaceLayout &w = layout->workspace;
-    const LaunchGeometry &g = layout->geometry;
-    EXPECT_EQ(w.tiles % 16, 0u) << "T=" << tokens;
-    EXPECT_GE(w.num_tiles - w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
-    EXPECT_GE(w.sorted_weights - w.sorted_ids, sizeof(int32_t) * g.assignments);
-    EXPECT_GE(w.h - w.sorted_weights, sizeof(float) * g.assignments);
-    EXPECT_LT(w.h, w.partial);
-  }
+  for (Combine mode : {Combine::Deterministic, Combine::Fast, Combine::BatchInvariant})
+    for (int64_t tokens : {1, 7, 100, 8192}) {
+      auto layout = runLayout(shape, plan, mode, tokens, maxTokens(shape));
+      ASSERT_TRUE(static_cast<bool>(layout));
+      const WorkspaceLayout &w = layout->workspace;
+      const LaunchGeometry &g = layout->geometry;
+      EXPECT_EQ(w.tiles % alignof(moejit_abi::TileRecord), 0u) << "T=" << tokens;
+      EXPECT_GE(w.num_tiles - w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
+      EXPECT_GE(w.sorted_weights - w.sorted_ids, sizeof(int32_t) * g.assignments);
+      EXPECT_GE(w.h - w.sorted_weights, sizeof(float) * g.assignments);
+      EXPECT_LT(w.h, w.partial);
+    }
 }
 
 // Combine::Fast adds GEMM2's rows into y: its workspace holds no [T*k, H]

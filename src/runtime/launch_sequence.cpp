@@ -11,6 +11,9 @@ using codegen::KernelKind;
 
 namespace {
 constexpr size_t kAlign = 256;
+// The GEMMs read a tile record with one 16-byte load; the workspace is
+// 16-byte aligned (checkRunArgs), so every offset must be too.
+static_assert(kAlign % alignof(moejit_abi::TileRecord) == 0, "workspace offsets align tile records");
 size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 } // namespace
 
