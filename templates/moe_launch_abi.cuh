@@ -7,6 +7,15 @@
 
 namespace moejit_abi {
 
+/// A tile of the routing's tile list: its expert and its sorted rows
+/// [row_begin, row_end), in one 16-byte record so that a GEMM finds a tile
+/// with one load (not the entry, then the expert's end row, a second
+/// round trip that stalled every persistent tile's start).
+struct alignas(16) TileRecord {
+  int expert, row_begin, row_end, unused;
+};
+static_assert(sizeof(TileRecord) == 16, "a tile record is four ints, one 16-byte load");
+
 /// One call's parameters, passed by value to every kernel. Workspace arrays
 /// are described at their producer (templates/kernels/moe_route.cuh).
 struct LaunchParams {
@@ -18,7 +27,7 @@ struct LaunchParams {
   void *y;
   int *block_counts;   // [E * route_blocks]: counts, then scanned bases
   int *expert_offsets; // [E + 1]: first sorted row of each expert
-  int *tiles;          // [max_tiles * kTileRecordInts]: one TileRecord per tile
+  TileRecord *tiles;   // [max_tiles]: the tiles of this call's routing
   int *num_tiles;      // [1]
   int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
   float *sorted_weights; // [T*k]: that assignment's routing weight, as float
@@ -35,16 +44,6 @@ struct LaunchParams {
   int unused;
 };
 static_assert(sizeof(LaunchParams) == 15 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
-
-/// A tile of the routing's tile list: its expert and its sorted rows
-/// [row_begin, row_end), in one 16-byte record so that a GEMM finds a tile
-/// with one load (not the entry, then the expert's end row, a second
-/// round trip that stalled every persistent tile's start).
-struct alignas(16) TileRecord {
-  int expert, row_begin, row_end, unused;
-};
-constexpr int kTileRecordInts = 4;
-static_assert(sizeof(TileRecord) == kTileRecordInts * 4, "a tile record is four ints");
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;

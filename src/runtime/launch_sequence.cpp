@@ -36,7 +36,7 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   const size_t elem = dtype_bytes(shape.dtype);
   take(w.block_counts, sizeof(int32_t) * shape.experts * g.route_blocks);
   take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
-  take(w.tiles, sizeof(int32_t) * moejit_abi::kTileRecordInts * g.max_tiles);
+  take(w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
   take(w.num_tiles, sizeof(int32_t));
   take(w.sorted_ids, sizeof(int32_t) * g.assignments);
   take(w.sorted_weights, sizeof(float) * g.assignments);
@@ -165,7 +165,7 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   LaunchParams p = inputParams(a);
   p.block_counts = reinterpret_cast<int32_t *>(ws + w.block_counts);
   p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
-  p.tiles = reinterpret_cast<int32_t *>(ws + w.tiles);
+  p.tiles = reinterpret_cast<moejit_abi::TileRecord *>(ws + w.tiles);
   p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
   p.sorted_weights = reinterpret_cast<float *>(ws + w.sorted_weights);

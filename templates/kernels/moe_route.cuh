@@ -100,7 +100,7 @@ __device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *
     const int rows = offsets[e + 1] - first;
     for (int t = 0; t * p.tile_m < rows; ++t) {
       const int row_begin = first + t * p.tile_m;
-      reinterpret_cast<TileRecord *>(p.tiles)[tile_start[e] + t] = {
+      p.tiles[tile_start[e] + t] = {
           e, row_begin, min(row_begin + p.tile_m, first + rows), 0};
     }
   }
