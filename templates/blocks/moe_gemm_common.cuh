@@ -104,7 +104,11 @@ __device__ __forceinline__ const typename S::T *b_row_source(const LaunchParams 
   }
 }
 
-__device__ __forceinline__ float silu(float v) { return v / (1.0f + __expf(-v)); }
+// __fdividef: MUFU.RCP and a multiply, where "/" is IEEE division (a
+// check and a slow-path call per output, serialising GEMM1's epilogue:
+// -3% for the whole call at T=2048..8192, tools/bench/NOTES.md). Its 2-ulp
+// error is far below h's rounding; past -87 it gives 0 for silu's ~1e-36.
+__device__ __forceinline__ float silu(float v) { return __fdividef(v, 1.0f + __expf(-v)); }
 
 /// GEMM1 epilogue for columns col, col+1 (col even, < I) of sorted row `row`.
 template <class S>
