@@ -80,41 +80,58 @@ template <bool Gemm1, int N> __host__ __device__ constexpr int out_columns() { r
 /// padded by 16 bytes so that the accumulator pattern hits 32 banks.
 template <bool Gemm1, int N> __host__ __device__ constexpr int staging_pitch() { return out_columns<Gemm1, N>() + 8; }
 
+/// The staging row (0..63 of its warpgroup's) whose bulk copy this thread
+/// sends, or -1: lanes 0..15 of each of the four warps. A bulk copy takes
+/// its addresses in uniform registers, so a warp's copies are issued one
+/// after another; four warps of 16 take half the time two of 32 did.
+__device__ __forceinline__ int staged_copy_row() {
+  const int lane = threadIdx.x & 31;
+  const int warp = (threadIdx.x / 32) & 3;
+  return lane < 16 ? warp * 16 + lane : -1;
+}
+
 /// The staged epilogue. `staging`: this warpgroup's rows; `barrier`: a
 /// named barrier id of this warpgroup alone; `copy_dst`: for the thread's
-/// copy row (threads 0..63 of the warpgroup, row = that index), the global
-/// row start (for GEMM2 gemm2_out_row + n0: a bulk reduce-add under
-/// S::ADD_TO_Y), or null past the tile's rows.
+/// copy row (staged_copy_row()), the global row start (for GEMM2
+/// gemm2_out_row + n0: a bulk reduce-add under S::ADD_TO_Y), or null past
+/// the tile's rows or for a thread that sends none.
 template <class S, bool Gemm1, int N>
-__device__ __forceinline__ void stage_wgmma_tile(const RowTile &tile, int n0, float (&acc)[N / 2],
-                                                 const RowMeta &m, typename S::T *staging,
-                                                 int barrier, typename S::T *copy_dst) {
+__device__ __forceinline__ void stage_wgmma_tile(int n0, float (&acc)[N / 2], const RowMeta &m,
+                                                 typename S::T *staging, int barrier,
+                                                 typename S::T *copy_dst) {
   using D = GemmDims<S, Gemm1>;
   constexpr int PITCH = staging_pitch<Gemm1, N>();
+  constexpr int SLOTS = Gemm1 ? N / 4 : N / 2; // accumulators holding outputs
+  // Each stmatrix stores the 8-column groups q and q+1 of the warp's two
+  // 8-row halves: output slots 4q .. 4q+7.
+  static_assert(SLOTS % 8 == 0, "output slots in whole stmatrix.x4 groups");
+  static_assert(PITCH * 2 % 16 == 0, "stmatrix rows 16-byte aligned");
   const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3;
+  auto out = [&](int i) {
+    if constexpr (Gemm1)
+      return silu(acc[i]) * acc[i + N / 4];
+    else
+      return acc[i] * m.weight[(i >> 1) & 1];
+  };
+  // Lane l addresses row l%8 of matrix l/8: the warp's row half (l/8)%2,
+  // column group l/16 beyond q. One address per thread; the groups are
+  // immediate offsets from it.
+  const unsigned lane_row = smem_addr(staging) +
+                            2u * ((warp * 16 + (lane & 7) + 8 * ((lane >> 3) & 1)) * PITCH +
+                                  8 * (lane >> 4));
   // The previous tile's copies have read the staging rows (every thread
-  // waits for its own: row r is always sent by thread r of the warpgroup,
-  // so its wait covers the row it will see rewritten), then nobody writes
-  // before all have.
+  // waits for its own, then nobody writes before all have).
   bulk_wait_read<0>();
   named_barrier_sync(barrier, 128);
-  constexpr int SLOTS = Gemm1 ? N / 4 : N / 2;
 #pragma unroll
-  for (int i = 0; i < SLOTS; i += 2) {
-    const int h = (i >> 1) & 1;
-    const int r = warp * 16 + (lane >> 2) + 8 * h;
-    const int c = 8 * (i >> 2) + 2 * (lane & 3);
-    unsigned v;
-    if constexpr (Gemm1)
-      v = pack2<S::DT>(silu(acc[i]) * acc[i + N / 4], silu(acc[i + 1]) * acc[i + 1 + N / 4]);
-    else
-      v = pack2<S::DT>(acc[i] * m.weight[h], acc[i + 1] * m.weight[h]);
-    st_shared_b32(staging + r * PITCH + c, v);
-  }
-  fence_proxy_async_shared(); // st.shared -> the bulk copies' async reads
+  for (int i = 0; i < SLOTS; i += 8)
+    stmatrix_x4(lane_row + 2u * 8u * static_cast<unsigned>(i >> 2), pack2<S::DT>(out(i), out(i + 1)),
+                pack2<S::DT>(out(i + 2), out(i + 3)), pack2<S::DT>(out(i + 4), out(i + 5)),
+                pack2<S::DT>(out(i + 6), out(i + 7)));
+  fence_proxy_async_shared(); // stmatrix -> the bulk copies' async reads
   named_barrier_sync(barrier, 128);
   if (copy_dst) {
-    const int r = threadIdx.x % 128;
+    const int r = staged_copy_row();
     const int cols = min(out_columns<Gemm1, N>(), D::N - n0);
     if constexpr (!Gemm1 && S::ADD_TO_Y)
       bulk_reduce_add<S::DT>(copy_dst, staging + r * PITCH, static_cast<unsigned>(cols) * 2u);

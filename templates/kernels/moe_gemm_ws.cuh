@@ -131,8 +131,9 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       // The epilogue's row metadata, loaded now (independent loads: nothing
       // here waits for them) and used after the main loop.
       const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, wg);
-      const int copy_row = tile.row_begin + wg * 64 + threadIdx.x % 128;
-      const bool copies = STAGED && threadIdx.x % 128 < 64 && copy_row < tile.row_end;
+      const int copy_slot = staged_copy_row();
+      const int copy_row = tile.row_begin + wg * 64 + copy_slot;
+      const bool copies = STAGED && copy_slot >= 0 && copy_row < tile.row_end;
       const int copy_assignment = !Gemm1 && copies ? p.sorted_ids[copy_row] : 0;
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
@@ -164,7 +165,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
           copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(copy_row) * S::I
                             : gemm2_out_row<S>(p, copy_assignment)) +
                      n0;
-        stage_wgmma_tile<S, Gemm1, N>(tile, n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
+        stage_wgmma_tile<S, Gemm1, N>(n0, acc, meta, sm.staging + wg * 64 * PITCH, 1 + wg,
                                       copy_dst);
       }
       else

@@ -17,9 +17,15 @@ __device__ __forceinline__ unsigned lanemask_lt() {
   return mask;
 }
 
-/// One 32-bit store to shared memory.
-__device__ __forceinline__ void st_shared_b32(const void *ptr, unsigned v) {
-  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(smem_addr(ptr)), "r"(v) : "memory");
+/// Four 8x8 matrices of 16-bit elements from a warp's fragments to shared
+/// memory: lane l holds, in register j, row l/4 and columns 2*(l%4), +1 of
+/// matrix j (the mma/wgmma accumulator layout, packed), and gives the
+/// shared-window address (16-byte aligned) of row l%8 of matrix l/8.
+__device__ __forceinline__ void stmatrix_x4(unsigned addr, unsigned m0, unsigned m1, unsigned m2,
+                                            unsigned m3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(m0), "r"(m1), "r"(m2), "r"(m3)
+               : "memory");
 }
 
 /// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads of the
