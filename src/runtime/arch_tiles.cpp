@@ -53,10 +53,12 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
   if (rows < 96)
     return wgmma(128, 64, 128, 3, 0);
   // Persistent warp-specialised 128x256 tiles (GEMM1: 128 columns of gate
-  // and up): faster than every earlier tile from ~128 rows per expert;
-  // GEMM2, whose short K makes the epilogue weigh, stages its rows through
-  // shared memory (NOTES.md, issue 10 step 2).
-  return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4),
+  // and up): faster than every earlier tile from ~128 rows per expert.
+  // Both stage their rows through shared memory (stmatrix, then a bulk copy
+  // per row that runs on under the next tile): GEMM2 since issue 10 step 2,
+  // GEMM1 since stmatrix made staging cheap (-0.8..-1.5% for the seed shape
+  // at T=2048..8192, NOTES.md session 22).
+  return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4, true),
           codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 3, true)};
 }
 
