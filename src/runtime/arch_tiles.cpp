@@ -25,9 +25,9 @@ void addMmaGrid(std::vector<TileConfig> &out, std::initializer_list<int> bms) {
 
 namespace hopper { // sm_90a: wgmma
 
-// Chosen from measured variants on the H200 (tools/bench/NOTES.md, seed
-// shape): 64-row tiles near 32 rows per expert, 128-row tiles (2 blocks per
-// SM) below ~100 rows, then the persistent warp-specialised kernels.
+// Chosen from measured variants on the H200 (tools/bench/NOTES.md): swap-AB
+// weight streams for few rows per expert, then the persistent
+// warp-specialised kernels.
 /// The widest of `widths` (descending) less than 64 columns past `columns`.
 int narrowest(std::initializer_list<int> widths, int columns) {
   for (int w : widths)
@@ -37,27 +37,26 @@ int narrowest(std::initializer_list<int> widths, int columns) {
 }
 
 GemmPlan heuristic(const MoeShape &shape, double rows) {
-  auto wgmma = [](int bm, int bn1, int bn2, int stages, int inflight) {
-    return GemmPlan{TileConfig{bm, bn1, stages, 0, 0, true, inflight},
-                    TileConfig{bm, bn2, stages, 0, 0, true, inflight}};
-  };
-  // Swap-AB weight streams (32 token rows, 9 stages): the tuner picked
-  // swap-AB (bm32, 9 or 11 stages) in every bucket up to T=128 of the four
-  // presets re-tuned with them, 5-17% ahead of the mma.sync tiles at T=1
-  // (NOTES.md, session 17); at 16 rows per expert it picked mma.sync once
-  // (the seed shape at T=256) and swap-AB twice.
+  // Swap-AB weight streams while an expert gets few rows: 32 token rows
+  // and 9 stages up to 16 rows per expert (the tuner's pick in every such
+  // bucket of the four presets re-tuned with them, 5-17% ahead of the
+  // mma.sync tiles at T=1; NOTES.md, session 17), 64 token rows and 7
+  // stages up to 48 (the H200 tuner's GEMM1 pick at 32 rows per expert,
+  // 48 for deepseek-v2-lite, in all five presets' tables, and both GEMMs'
+  // for the seed shape; the plain wgmma tiles it replaces lost 4-17%
+  // there; NOTES.md, session 22).
   if (rows <= 16)
     return {codegen::swapTile(32, 9, GemmKind::Gemm1), codegen::swapTile(32, 9, GemmKind::Gemm2)};
-  if (rows <= 32)
-    return wgmma(64, 64, 128, 4, 0);
-  if (rows < 96)
-    return wgmma(128, 64, 128, 3, 0);
+  if (rows <= 48)
+    return {codegen::swapTile(64, 7, GemmKind::Gemm1), codegen::swapTile(64, 7, GemmKind::Gemm2)};
   // Persistent warp-specialised 128x256 tiles (GEMM1: 128 columns of gate
-  // and up): faster than every earlier tile from ~128 rows per expert.
-  // Both stage their rows through shared memory (stmatrix, then a bulk copy
-  // per row that runs on under the next tile): GEMM2 since issue 10 step 2,
-  // GEMM1 since stmatrix made staging cheap (-0.8..-1.5% for the seed shape
-  // at T=2048..8192, NOTES.md session 22).
+  // and up): from 64 rows per expert on (a ws tile won that bucket in all
+  // eight shipped tables that have it, 9-23% ahead of the 128-row wgmma
+  // tiles the heuristic took there before session 22). Both GEMMs
+  // stage their rows through shared memory (stmatrix, then a bulk copy per
+  // row that runs on under the next tile): GEMM2 since issue 10 step 2,
+  // GEMM1 since stmatrix made staging cheap (-0.8..-1.5% for the seed
+  // shape at T=2048..8192, NOTES.md session 22).
   return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4, true),
           codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 3, true)};
 }
