@@ -4,8 +4,9 @@
 # each case, in the order BINS then reversed, ROUNDS times (default 2), so
 # that heat weighs on all. A case is "SHAPE|T T ..." (SHAPE as for bench
 # --shape; "seed" for the seed shape); CASES holds them separated by ';'.
-# Each binary keeps its own cache. Summary: "ab BINARY SHAPE T ms rel-err
-# correct" lines; logs in $OUT/logs.tar.gz.
+# Each binary keeps its own cache. BENCH_ARGS: more bench options for
+# every case (e.g. "--combine fast"). Summary: "ab BINARY SHAPE T ms
+# rel-err correct" lines; logs in $OUT/logs.tar.gz.
 source "$(dirname "$0")/round_env.sh"
 bins=(${BINS:-moejit moejit-base})
 IFS=';' read -ra cases <<< "${CASES:-seed|1 128 512 2048 8192}"
@@ -23,7 +24,7 @@ for ((r = 0; r < ${ROUNDS:-2}; r++)); do
     [ "$shape" = seed ] || shape_arg="--shape $shape"
     for bin in "${order[@]}"; do
       MOEJIT_CACHE_DIR=${caches[$bin]} timeout ${CASE_LIMIT:-90} ./$b/$bin bench $shape_arg \
-        $tokens --runs ${RUNS:-30} > "$logs/ab_${bin}_${r}.log" 2>&1
+        $tokens --runs ${RUNS:-30} ${BENCH_ARGS:-} > "$logs/ab_${bin}_${r}.log" 2>&1
       awk -v tag="ab $bin $shape" '/^custom/ {print tag, $2, $4, $9, $10}' \
         "$logs/ab_${bin}_${r}.log" >> "$summary"
     done
