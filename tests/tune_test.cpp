@@ -169,6 +169,32 @@ TEST(BuildEach, FailuresAreRecordedPerSpec) {
   EXPECT_NE(results[1].error.find("wgmma"), std::string::npos);
 }
 
+TEST(BuildEach, ResultsKeepTheOrderOfTheSpecsWhateverOrderTheyCompileIn) {
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
+  // Listed cheapest first: the builder starts the GEMM and the scatter
+  // before the others, and result i is still spec i's.
+  const std::vector<codegen::KernelSpec> specs = {
+      {codegen::KernelKind::Combine, kSmall, {}},
+      {codegen::KernelKind::RouteCount, kSmall, {}},
+      {codegen::KernelKind::RouteScatter, kSmall, {}},
+      {codegen::KernelKind::Gemm1, kSmall, TileConfig{64, 64, 3, 2, 2}}};
+  std::vector<std::string> done;
+  runtime::BuildOptions options;
+  options.on_done = [&](const runtime::BuildResult &r, size_t, size_t) {
+    done.push_back(r.kernel.spec.name());
+  };
+  auto results = runtime::buildEach(specs, "sm_80", store, options);
+  ASSERT_EQ(results.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_TRUE(results[i].ok()) << results[i].error;
+    EXPECT_EQ(results[i].kernel.spec.name(), specs[i].name());
+    EXPECT_EQ(results[i].kernel.entry.meta.kernel, specs[i].name()) << "the cubin built for it";
+    EXPECT_FALSE(results[i].kernel.entry.cubin.empty()) << specs[i].name();
+  }
+  EXPECT_EQ(done.size(), specs.size()) << "every build reported once";
+}
+
 /// Captures what the library logs while alive, at info level.
 class CapturedLog {
 public:
