@@ -130,17 +130,32 @@ __device__ __forceinline__ void write_sorted_row(const LaunchParams &p, int row,
   p.sorted_weights[row] = weight;
 }
 
-/// The routing weights of `BATCH` x 32 consecutive assignments from a0
-/// (lane l gets a0 + 32*j + l), 0 past `end`, in one batch of loads.
-template <class S, int BATCH>
-__device__ __forceinline__ void load_weights(const LaunchParams &p, int a0, int end,
-                                             float (&weight)[BATCH]) {
+/// out[j] = load(a) for assignment a = a0 + 32*j + lane of `BATCH` x 32
+/// consecutive ones, `past` from `end` on: one batch of independent loads.
+template <int BATCH, class V, class Load>
+__device__ __forceinline__ void load_lane_batch(int a0, int end, V past, const Load &load,
+                                                V (&out)[BATCH]) {
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int j = 0; j < BATCH; ++j) {
     const int a = a0 + 32 * j + lane;
-    weight[j] = a < end ? weight_of<S>(p, a) : 0.f;
+    out[j] = a < end ? load(a) : past;
   }
+}
+
+/// The routing weights of `BATCH` x 32 consecutive assignments from a0, 0
+/// past `end`.
+template <class S, int BATCH>
+__device__ __forceinline__ void load_weights(const LaunchParams &p, int a0, int end,
+                                             float (&weight)[BATCH]) {
+  load_lane_batch(a0, end, 0.f, [&](int a) { return weight_of<S>(p, a); }, weight);
+}
+
+/// The routed ids (routed_id) of `BATCH` x 32 consecutive assignments from
+/// a0, -1 past `end`.
+template <int BATCH>
+__device__ __forceinline__ void load_ids(const LaunchParams &p, int a0, int end, int (&id)[BATCH]) {
+  load_lane_batch(a0, end, -1, [&](int a) { return routed_id(p, a); }, id);
 }
 
 /// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
@@ -160,6 +175,8 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
   // all ids and weights in one batch of independent loads, then all map
   // lookups in another (a lookup per id in the first loop would chain 32
   // loads).
+  // (Its own id loop, not load_ids: with `lane` as threadIdx.x the
+  // schedule differs, a change that waits for a GPU measurement.)
 #pragma unroll
   for (int i = 0; i < kPerLane; ++i) {
     const int a = begin + i * 32 + lane;
@@ -193,12 +210,7 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
 template <class S, int BATCH>
 __device__ __forceinline__ void load_experts(const LaunchParams &p, int a0, int end,
                                              int (&expert)[BATCH]) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int j = 0; j < BATCH; ++j) {
-    const int a = a0 + 32 * j + lane;
-    expert[j] = a < end ? routed_id(p, a) : -1;
-  }
+  load_ids(p, a0, end, expert);
 #pragma unroll
   for (int j = 0; j < BATCH; ++j)
     expert[j] = local_expert<S>(p, expert[j]);
