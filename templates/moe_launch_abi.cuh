@@ -33,6 +33,7 @@ struct LaunchParams {
   float *sorted_weights; // [T*k]: that assignment's routing weight, as float
   void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
   void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
+  void *zero_y;        // y (16-byte aligned) for GEMM1 to zero before a GEMM2 adds into it; or null
   int tokens;
   int route_blocks;      // ceil(T*k / kRouteChunk)
   int tile_m;            // rows per GEMM tile (BM of the chosen config)
@@ -43,7 +44,7 @@ struct LaunchParams {
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
   int unused;
 };
-static_assert(sizeof(LaunchParams) == 15 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+static_assert(sizeof(LaunchParams) == 16 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;

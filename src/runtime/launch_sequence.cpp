@@ -4,6 +4,7 @@
 #include "runtime/tensor_maps.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace moejit::runtime {
 
@@ -68,6 +69,7 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   k.threads = spec.threads();
   k.chained = launchesChained(spec);
   k.adds_to_y = spec.addsToY();
+  k.can_zero_y = spec.kind == KernelKind::Gemm1 && spec.usesMma() && spec.tile.ws && !spec.tile.swap;
   k.dynamic_shared = spec.dynamicSharedBytes();
   if (k.dynamic_shared > 48 * 1024)
     MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -237,10 +239,13 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
                         const LaunchGeometry &geo, const LaunchParams &p, unsigned stages,
                         CUstream stream) {
-  // GEMM2 adds into y: zero it where the memset breaks no chain of
-  // dependent launches (first), unless GEMM1 still reads it as x.
+  // GEMM2 adds into y: zero it in GEMM1, under its main loops, where
+  // GEMM1 can and does not read y as x; else by a memset where it breaks
+  // no chain of dependent launches (first), unless GEMM1 still reads y.
   const bool adds_to_y = (stages & kGemm2) && k.gemm2->adds_to_y;
-  const bool zero_first = adds_to_y && (stages & kRouting) && p.y != p.x;
+  const bool zero_in_gemm1 = adds_to_y && (stages & kGemm1) && k.gemm1->can_zero_y &&
+                             p.y != p.x && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;
+  const bool zero_first = adds_to_y && !zero_in_gemm1 && (stages & kRouting) && p.y != p.x;
   auto zeroY = [&]() -> llvm::Error {
     MOEJIT_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.y), 0,
                               static_cast<size_t>(p.tokens) * shape.hidden *
@@ -254,10 +259,13 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (stages & kRouting)
     if (llvm::Error e = enqueueRouting(k.routing, geo, p, stream))
       return e;
-  if (stages & kGemm1)
-    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p, stream))
+  if (stages & kGemm1) {
+    LaunchParams p1 = p;
+    p1.zero_y = zero_in_gemm1 ? p.y : nullptr;
+    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p1, stream))
       return e;
-  if (adds_to_y && !zero_first)
+  }
+  if (adds_to_y && !zero_first && !zero_in_gemm1)
     if (llvm::Error e = zeroY())
       return e;
   if (stages & kGemm2)

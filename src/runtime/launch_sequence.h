@@ -51,6 +51,9 @@ struct LoadedKernel {
   /// A GEMM2 that adds its rows into y (Combine::Fast): y is zeroed before
   /// it and no combine pass follows.
   bool adds_to_y = false;
+  /// A GEMM1 that can zero y for such a GEMM2 while it runs (the
+  /// warp-specialised gather kernels: LaunchParams::zero_y).
+  bool can_zero_y = false;
   KernelInfo info;
 };
 

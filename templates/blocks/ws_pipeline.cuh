@@ -188,6 +188,29 @@ template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> s
     }
   }
 
+  /// Fast mode's y, zeroed by GEMM1's producer (p.zero_y; null when the
+  /// host zeroes y): one 16-byte store per producer thread and stage, the
+  /// CTAs interleaved, the rest after the last tile, so that the writes
+  /// hide under GEMM1's main loops instead of a memset in front of the
+  /// routing. GEMM2 adds into y only once GEMM1 has completed.
+  struct ZeroY {
+    long long next; // this thread's next 16-byte chunk of y
+    __device__ __forceinline__ ZeroY() : next(blockIdx.x * 128ll + threadIdx.x) {}
+    static __device__ __forceinline__ long long chunks(const LaunchParams &p) {
+      return p.zero_y ? static_cast<long long>(p.tokens) * S::H * sizeof(T) / 16 : 0;
+    }
+    __device__ __forceinline__ void step(const LaunchParams &p) {
+      if (next < chunks(p)) {
+        static_cast<Vec16 *>(p.zero_y)[next] = Vec16{};
+        next += gridDim.x * 128ll;
+      }
+    }
+    __device__ __forceinline__ void finish(const LaunchParams &p) {
+      for (; next < chunks(p); next += gridDim.x * 128ll)
+        static_cast<Vec16 *>(p.zero_y)[next] = Vec16{};
+    }
+  };
+
   /// GEMM1 only (x rows, K = H): the 128 threads of the producer warpgroup
   /// gather the tiles' x rows with cp.async (zero-filled past the tile's rows and past K:
   /// the full barriers count 128 + 1 arrivals); thread 0 sends the weights.
@@ -195,6 +218,7 @@ template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> s
   static __device__ void gather(const LaunchParams &p, T *rows, unsigned long long *full,
                                 unsigned long long *empty, int tiles, const Load &load) {
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
+    ZeroY zero_y;
     StageRing<STAGES> ring;
     RowTile tile;
     int n0;
@@ -218,9 +242,11 @@ template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> s
           cp_async_16(x + swizzled(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
         }
         cp_async_mbar_arrive(&full[ring.stage]);
+        zero_y.step(p);
         ring.next();
       }
     }
+    zero_y.finish(p);
     cp_async_wait<0>();
   }
 
