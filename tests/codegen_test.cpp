@@ -205,7 +205,8 @@ TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {
   };
   EXPECT_EQ(message("bm128_bn64_s7_swap", GemmKind::Gemm1), "");
   EXPECT_EQ(message("bm256_bn128_s4_swap", GemmKind::Gemm2), "");
-  EXPECT_NE(message("bm256_bn64_s4_swap", GemmKind::Gemm1).find("bm 32"), std::string::npos);
+  EXPECT_EQ(message("bm256_bn64_s4_swap", GemmKind::Gemm1), "");
+  EXPECT_NE(message("bm512_bn64_s2_swap", GemmKind::Gemm1).find("bm 32"), std::string::npos);
   EXPECT_NE(message("bm48_bn128_s4_swap", GemmKind::Gemm2).find("bm 32"), std::string::npos);
   EXPECT_NE(message("bm64_bn128_s8_swap", GemmKind::Gemm1).find("bn 64"), std::string::npos);
   EXPECT_NE(message("bm64_bn64_s8_swap", GemmKind::Gemm2).find("bn 64"), std::string::npos);

@@ -45,8 +45,14 @@ Runtime &runtime(Combine combine = Combine::Deterministic) {
 
 /// Tails: k = 1 and expert e gets 128 + (e % 64) + 1 rows (tokens = the
 /// sum), so the 128-row tiles of the warp-specialised GEMMs end with tails
-/// of every length 1..64.
-enum class Routing { Random, OneExpert, OutOfRange, Tails };
+/// of every length 1..64. Spread: k = 1 and expert e gets 4 * (e % 64) + 1
+/// rows, 1..253: every token width of a 256-row swap-AB tile.
+enum class Routing { Random, OneExpert, OutOfRange, Tails, Spread };
+
+/// Rows of expert e in a Tails or Spread case.
+constexpr int64_t routedRows(Routing mode, int e) {
+  return mode == Routing::Tails ? 128 + e % 64 + 1 : 4 * (e % 64) + 1;
+}
 
 struct Problem {
   MoeShape shape;
@@ -66,10 +72,10 @@ struct Problem {
     if (mode == Routing::OneExpert)
       for (int64_t i = 0; i < t; ++i)
         routing.index[i * s.k] = s.experts / 2; // slot 0 of every token
-    if (mode == Routing::Tails) {
+    if (mode == Routing::Tails || mode == Routing::Spread) {
       int64_t t = 0;
       for (int e = 0; e < s.experts; ++e)
-        for (int r = 0; r < 128 + e % 64 + 1 && t < tokens * s.k; ++r)
+        for (int r = 0; r < routedRows(mode, e) && t < tokens * s.k; ++r)
           routing.index[t++] = e;
     }
     if (mode == Routing::OutOfRange)
@@ -159,7 +165,7 @@ struct Case {
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   const Case &c = info.param;
-  const char *mode[] = {"random", "oneexpert", "outofrange", "tails"};
+  const char *mode[] = {"random", "oneexpert", "outofrange", "tails", "spread"};
   return std::string(dtype_name(c.dtype)) + "_k" + std::to_string(c.k) + "_h" +
          std::to_string(c.hidden) + "_i" + std::to_string(c.intermediate) + "_e" +
          std::to_string(c.experts) + "_t" + std::to_string(c.tokens) + "_" + mode[int(c.routing)];
@@ -226,11 +232,11 @@ INSTANTIATE_TEST_SUITE_P(Fp32, MatchesReference,
                                            Case{6, 512, 256, 64, FP32, 128}),
                          caseName);
 
-/// Tokens of a Routing::Tails case with k = 1 and E experts.
-constexpr int64_t tailTokens(int experts) {
+/// Tokens of a Routing::Tails (or `mode`) case with k = 1 and E experts.
+constexpr int64_t tailTokens(int experts, Routing mode = Routing::Tails) {
   int64_t t = 0;
   for (int e = 0; e < experts; ++e)
-    t += 128 + e % 64 + 1;
+    t += routedRows(mode, e);
   return t;
 }
 
@@ -257,7 +263,8 @@ INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
 
 /// The swap-AB GEMMs (weights as wgmma's M) in every combine mode, each
 /// with itself and beside a 128-row warp-specialised GEMM: token widths of
-/// bm/4, bm/2 and bm (tails included), K and N not multiples of 64, an
+/// bm/4, bm/2 and the steps of 32 up to bm (tails and a spread of 1..253
+/// rows included), K and N not multiples of 64, an
 /// expert with many tiles, out-of-range ids.
 class SwapAbMatchesReference : public ::testing::TestWithParam<Case> {};
 
@@ -272,6 +279,7 @@ TEST_P(SwapAbMatchesReference, EveryPlanAndMode) {
   const runtime::GemmPlan plans[] = {
       {swapTile(32, 11, GemmKind::Gemm1), swapTile(32, 11, GemmKind::Gemm2)},
       {swapTile(128, 7, GemmKind::Gemm1), swapTile(256, 4, GemmKind::Gemm2)},
+      {swapTile(256, 4, GemmKind::Gemm1), swapTile(256, 4, GemmKind::Gemm2)},
       {swapTile(64, 9, GemmKind::Gemm1), wsTile(128, 4, true)},
       {wsTile(128, 4), swapTile(64, 7, GemmKind::Gemm2)}};
   for (const runtime::GemmPlan &g : plans)
@@ -290,6 +298,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{6, 512, 256, 64, FP16, 300}, Case{8, 512, 256, 16, BF, 2048},
                       Case{2, 1032, 584, 8, BF, 2000}, Case{2, 8, 8, 3, BF, 17},
                       Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails},
+                      Case{1, 264, 200, 64, BF, tailTokens(64, Routing::Spread), Routing::Spread},
                       Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
                       Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
                       // More than 16 column tiles (GEMM1's ws and swap-AB

@@ -84,6 +84,21 @@ TEST(Candidates, ExploreEveryKnobOnHopper) {
   EXPECT_EQ(swap_bms, (std::set<int>{32, 64, 128, 256}));
 }
 
+TEST(Candidates, Gemm1SwapAbTilesReach256TokenRows) {
+  // GEMM1's gather keeps 32-bit tokens, so 256-row swap-AB tiles fit its
+  // producer's registers; each is a candidate once experts fill half of it.
+  std::set<int> swap_bms;
+  for (const TileConfig &c : tune::gemmCandidates(kSeed, "sm_90a", GemmKind::Gemm1))
+    if (c.swap) {
+      EXPECT_EQ(c.bn, 64); // 128 weight rows: gate and up of 64 h columns
+      swap_bms.insert(c.bm);
+    }
+  EXPECT_EQ(swap_bms, (std::set<int>{32, 64, 128, 256}));
+  const TileConfig swap256 = codegen::swapTile(256, 4, GemmKind::Gemm1);
+  EXPECT_FALSE(runtime::worthTiming(swap256, 100, "sm_90a"));
+  EXPECT_TRUE(runtime::worthTiming(swap256, 192, "sm_90a"));
+}
+
 TEST(Candidates, NarrowOutputsDropWideTiles) {
   const MoeShape narrow{2, 256, 64, 8, DType::BF16};
   for (const TileConfig &c : tune::gemmCandidates(narrow, "sm_90a", GemmKind::Gemm1))

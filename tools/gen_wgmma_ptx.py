@@ -59,8 +59,9 @@ WRAPPER = """template <> struct Wgmma<{n}, {is_bf16}> {{
 
 def main():
     parts = [HEADER]
-    # 8..32: the swap-AB kernels' small token tiles (kernels/moe_gemm_swap.cuh).
-    for n in (8, 16, 32, 64, 128, 192, 256):
+    # 8..32: the swap-AB kernels' small token tiles; 96, 160 and 224 their
+    # token widths between half and all of a wide tile (kernels/moe_gemm_swap.cuh).
+    for n in (8, 16, 32, 64, 96, 128, 160, 192, 224, 256):
         regs = n // 2
         for is_bf16, ptx in (("true", "bf16"), ("false", "f16")):
             parts.append(WRAPPER.format(

@@ -150,8 +150,8 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
   if (c.swap) {
     if (!c.wgmma || !c.ws || c.staged || c.inflight != 0)
       return fail("swap-AB tiles are warp-specialised, unstaged, with no wgmma group in flight");
-    if (c.bm != 32 && c.bm != 64 && c.bm != 128 && (c.bm != 256 || kind == GemmKind::Gemm1))
-      return fail("swap-AB tiles have bm 32, 64, 128 or (GEMM2) 256 token rows");
+    if (c.bm != 32 && c.bm != 64 && c.bm != 128 && c.bm != 256)
+      return fail("swap-AB tiles have bm 32, 64, 128 or 256 token rows");
     if (c.bn != swapColumns(kind))
       return fail("swap-AB tiles have bn 64 (GEMM1) or 128 (GEMM2): 128 weight rows");
     if (mmaSharedBytes(c, kind) > kMaxSharedBytes)

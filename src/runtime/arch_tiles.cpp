@@ -91,8 +91,6 @@ std::vector<TileConfig> grid(GemmKind kind) {
   // Swap-AB tiles (weights as wgmma's M): the deepest stream that fits, and
   // two stages fewer.
   for (int bm : {32, 64, 128, 256}) {
-    if (kind == GemmKind::Gemm1 && bm == 256)
-      continue; // GEMM1's producer keeps bm/16 row pointers
     const int fit = deepestFit(12, kind, [&](int s) { return codegen::swapTile(bm, s, kind); });
     for (int stages : {fit - 2, fit})
       out.push_back(codegen::swapTile(bm, stages, kind));

@@ -162,8 +162,13 @@ __device__ __forceinline__ void ws_roles(const Produce &produce, const Consume &
 
 /// Stages of ROWS token rows (64 elements each, 128-byte swizzle) beside
 /// the weight boxes `load` sends; every stage's full barrier expects
-/// WEIGHT_BYTES from `load`.
-template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> struct WsProducer {
+/// WEIGHT_BYTES from `load`. TOKENS_AS_N: the token rows are wgmma's N
+/// side (swap-AB), where a row reaches only its own output column, so
+/// GEMM1's gather leaves a stage's rows past the tile's as they were
+/// instead of zero-filling them; those kernels never zero y (ZeroY).
+template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES,
+          bool TOKENS_AS_N = false>
+struct WsProducer {
   using T = typename S::T;
   static constexpr int BK = 64, STAGE = ROWS * BK; // elements
   static constexpr int BOX_ROWS = kWsRowBoxRows, BOX_BYTES = BOX_ROWS * BK * 2;
@@ -211,42 +216,76 @@ template <class S, class Walk, int STAGES, int ROWS, int KT, int WEIGHT_BYTES> s
     }
   };
 
+  /// `column` plus `token` rows of H elements, in one wide multiply-add
+  /// (left to itself the compiler adds the 64-bit base last, three
+  /// instructions per row and stage).
+  static __device__ __forceinline__ const T *row_chunk(const T *column, int token) {
+    const T *chunk;
+    asm volatile("mad.wide.s32 %0, %1, %2, %3;"
+                 : "=l"(chunk)
+                 : "r"(token), "n"(S::H * 2), "l"(column));
+    return chunk;
+  }
+
   /// GEMM1 only (x rows, K = H): the 128 threads of the producer warpgroup
-  /// gather the tiles' x rows with cp.async (zero-filled past the tile's rows and past K:
-  /// the full barriers count 128 + 1 arrivals); thread 0 sends the weights.
+  /// gather the tiles' x rows with cp.async (zero-filled past K, and past
+  /// the tile's rows unless TOKENS_AS_N: the full barriers count 128 + 1
+  /// arrivals); thread 0 sends the weights. The issue rate of these four
+  /// warps bounds a stage's time, so a row costs two instructions per
+  /// stage: its address (the token's row times H plus the stage's column)
+  /// and its copy. Thread tid copies chunk tid % 8 of rows tid / 8 + 16 i;
+  /// 16 i keeps a row's swizzle phase, so each copy lands at the same
+  /// shared address plus an immediate.
   template <class Load>
   static __device__ void gather(const LaunchParams &p, T *rows, unsigned long long *full,
                                 unsigned long long *empty, int tiles, const Load &load) {
+    constexpr int PASSES = ROWS / 16;
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
+    const unsigned first = smem_addr(rows + swizzled(r0, ch));
     ZeroY zero_y;
     StageRing<STAGES> ring;
     RowTile tile;
     int n0;
     for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
-      const T *src[ROWS / 16];
+      // Per pass: the token of the thread's row, -1 where the tile has none
+      // (the passes from `live` on: rows past the tile's come last).
+      int token[PASSES];
 #pragma unroll
-      for (int i = 0; i < ROWS / 16; ++i)
-        src[i] = a_row_source<S, true>(p, tile, r0 + 16 * i);
+      for (int i = 0; i < PASSES; ++i) {
+        const int row = tile.row_begin + r0 + 16 * i;
+        token[i] = row < tile.row_end ? p.sorted_ids[row] / S::K : -1;
+      }
+      const int live = (tile.row_end - tile.row_begin - r0 + 15) / 16;
       for (int kt = 0; kt < KT; ++kt) {
         mbar_wait(&empty[ring.stage], ring.phase ^ 1);
-        const int k0 = kt * BK;
+        const int k = kt * BK + ch * 8;
         if (tid == 0) {
           mbar_arrive_expect_tx(&full[ring.stage], WEIGHT_BYTES);
-          load(ring.stage, k0, n0, tile.expert, &full[ring.stage]);
+          load(ring.stage, kt * BK, n0, tile.expert, &full[ring.stage]);
         }
-        T *x = rows + ring.stage * STAGE;
-        const bool k_ok = k0 + ch * 8 < S::H;
+        const unsigned dst = first + ring.stage * STAGE * 2;
+        // The stage's column in row 0 (past K a mapped chunk, copied as
+        // zeros); a row's chunk is one multiply-add from it.
+        const T *column = static_cast<const T *>(p.x) + (k < S::H ? k : 0);
+        const unsigned bytes = k < S::H ? 16 : 0;
 #pragma unroll
-        for (int i = 0; i < ROWS / 16; ++i) {
-          const bool ok = src[i] != nullptr && k_ok;
-          cp_async_16(x + swizzled(r0 + 16 * i, ch), ok ? src[i] + k0 + ch * 8 : p.x, ok);
+        for (int i = 0; i < PASSES; ++i) {
+          const unsigned to = dst + i * 16 * BK * 2;
+          if constexpr (TOKENS_AS_N) {
+            cp_async_16_if(i < live, to, row_chunk(column, token[i]), bytes);
+          } else {
+            const bool ok = token[i] >= 0;
+            cp_async_16_bytes(to, row_chunk(column, ok ? token[i] : 0), ok ? bytes : 0);
+          }
         }
         cp_async_mbar_arrive(&full[ring.stage]);
-        zero_y.step(p);
+        if constexpr (!TOKENS_AS_N)
+          zero_y.step(p);
         ring.next();
       }
     }
-    zero_y.finish(p);
+    if constexpr (!TOKENS_AS_N)
+      zero_y.finish(p);
     cp_async_wait<0>();
   }
 

@@ -1,15 +1,16 @@
 // Grouped GEMMs on Hopper (sm_90a) for few rows per expert: swap-AB. The
 // expert's weights are wgmma's M side (64 weight rows per consumer
 // warpgroup, 128 per tile, by TMA) and the tile's token rows its N side
-// (BM rows at most, or BM/2 or BM/4 when the tile has no more: one main
-// loop per width, chosen once per tile), so a tile with few rows costs
-// the weight stream and not 128 rows of tensor work, and the stages are
-// small enough for a deep weight stream. Persistent and warp-specialised
-// like kernels/moe_gemm_ws.cuh, whose prologue, stage ring, tile walk and
-// producers (blocks/ws_pipeline.cuh) it shares:
-// warpgroup 0 produces (weights by TMA; GEMM1's token rows gathered with
-// cp.async, zero-filled past the tile's rows and past K; GEMM2's h rows by
-// TMA in boxes of 32 rows), warpgroups 1 and 2 consume.
+// (BM rows at most, or BM/4, BM/2 or, from BM = 128 up, a multiple of 32
+// above BM/2 when the tile has no more: one main loop per width, chosen
+// once per tile), so a tile with few rows costs the weight stream and not
+// 128 rows of tensor work, and an expert's rows up to BM = 256 cost their
+// width rounded to 32, not a second tile re-reading its weights.
+// Persistent and warp-specialised like kernels/moe_gemm_ws.cuh, whose
+// prologue, stage ring, tile walk and producers (blocks/ws_pipeline.cuh)
+// it shares: warpgroup 0 produces (weights by TMA; GEMM1's token rows
+// gathered with cp.async, zero-filled past K, none past the tile's rows;
+// GEMM2's h rows by TMA in boxes of 32 rows), warpgroups 1 and 2 consume.
 //
 // GEMM1's weight box interleaves gate and up in 8-row groups (a 5-D map:
 // k, 8 rows, gate/up, column group, expert), so the gate and up values of
@@ -52,7 +53,6 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   static constexpr bool X_BY_TMA = !Gemm1;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "token rows: 32, 64, 128 or 256");
-  static_assert(!Gemm1 || BM <= 128, "GEMM1's producer keeps BM/16 row pointers");
   static_assert(S::I % 8 == 0, "GEMM1's weight map groups columns by 8");
   static_assert(STAGES >= 2, "at least two stages");
 
@@ -64,10 +64,18 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     unsigned long long *full, *empty;
   };
 
-  /// The token width a tile runs with: the narrowest of BM/4, BM/2, BM that
-  /// holds its rows.
+  /// Token widths above BM/2 step by this (BM >= 128: wgmma's N in
+  /// multiples of 32; narrower tiles keep BM/4, BM/2 and BM).
+  static constexpr int WIDE_STEP = BM >= 128 ? 32 : BM / 2;
+
+  /// The token width a tile runs with: the narrowest of BM/4, BM/2 and the
+  /// steps above BM/2 that holds its rows.
   static __device__ __forceinline__ int width_for(int rows) {
-    return rows <= BM / 4 ? BM / 4 : rows <= BM / 2 ? BM / 2 : BM;
+    if (rows <= BM / 4)
+      return BM / 4;
+    if (rows <= BM / 2)
+      return BM / 2;
+    return BM / 2 + (rows - BM / 2 + WIDE_STEP - 1) / WIDE_STEP * WIDE_STEP;
   }
 
   /// Sends the weight box of one stage.
@@ -84,9 +92,10 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
         tma_load_3d(w + stage * W_STAGE, map, bar, k0, n0, expert);
     }
   };
-  // GEMM1 gathers BM rows whatever a tile's width (rows past the tile's
-  // are zero-filled; skipping those past the width cost the producer a spill).
-  using Producer = WsProducer<S, Walk, STAGES, X_ROWS, KT, W_STAGE_BYTES>;
+  // GEMM1 gathers only the tile's rows: the stage's rows past them keep an
+  // older tile's values, which reach only their own token columns of the
+  // accumulators, and the epilogue drops those.
+  using Producer = WsProducer<S, Walk, STAGES, X_ROWS, KT, W_STAGE_BYTES, /*TOKENS_AS_N=*/true>;
 
   /// `rows`: GEMM2's map of h (2-D: I, T*k rows; boxes of kWsRowBoxRows
   /// rows), null for GEMM1.
@@ -99,13 +108,15 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     sm.full = reinterpret_cast<unsigned long long *>(sm.x + STAGES * X_STAGE);
     sm.empty = sm.full + STAGES;
     ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
-    const int tiles = Walk::count(p);
     const LoadWeights load{weights, sm.w};
+    // Each role counts the tiles after its register budget is set: a value
+    // carried across setmaxnreg went to local memory in the 256-row GEMM1.
     ws_roles(
         [&] {
-          Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, tiles, load);
+          Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, Walk::count(p),
+                                               load);
         },
-        [&] { consume(p, sm, tiles); });
+        [&] { consume(p, sm, Walk::count(p)); });
   }
 
   static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
@@ -119,8 +130,22 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
       else if (width == BM / 2)
         consume_tile<BM / 2>(p, sm, ring, tile, n0);
       else
-        consume_tile<BM>(p, sm, ring, tile, n0);
+        consume_wide<BM>(width, p, sm, ring, tile, n0);
     }
+  }
+
+  /// A tile wider than BM/2: the main loop of its width (NT or a step below).
+  template <int NT>
+  static __device__ __forceinline__ void consume_wide(int width, const LaunchParams &p,
+                                                      const Smem &sm, Ring &ring,
+                                                      const RowTile &tile, int n0) {
+    if constexpr (NT - WIDE_STEP > BM / 2) {
+      if (width < NT) {
+        consume_wide<NT - WIDE_STEP>(width, p, sm, ring, tile, n0);
+        return;
+      }
+    }
+    consume_tile<NT>(p, sm, ring, tile, n0);
   }
 
   /// One tile with NT token columns: the main loop, then the epilogue.

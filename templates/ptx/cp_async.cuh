@@ -12,6 +12,23 @@ __device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool val
                "r"(valid ? 16 : 0));
 }
 
+/// Copies `bytes` (16, or 0: 16 zero bytes, the source then not read but
+/// still a mapped address) to the shared-window address `dst`.
+__device__ __forceinline__ void cp_async_16_bytes(unsigned dst, const void *src, unsigned bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+}
+
+/// cp_async_16_bytes where `issue`, nothing elsewhere: the predicate sits
+/// on the instruction (a branch around the asm would cost a BSSY/BSYNC
+/// pair per copy).
+__device__ __forceinline__ void cp_async_16_if(bool issue, unsigned dst, const void *src,
+                                               unsigned bytes) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
+      "@p cp.async.cg.shared.global [%1], [%2], 16, %3;\n}\n" ::"r"(static_cast<int>(issue)),
+      "r"(dst), "l"(src), "r"(bytes));
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 /// Waits until at most N committed groups are still in flight.

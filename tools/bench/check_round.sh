@@ -19,7 +19,7 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 ./$b/moejit bench \
   --tokens 4096 --tokens 8192 --runs 20 > "$logs/mixtral.log" 2>&1
 echo "mixtral rc=$?" >> "$summary"
 grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
-MOEJIT_CACHE_DIR=$(mktemp -d) timeout 360 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 480 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
   tr '\n' ' ')" >> "$summary"
 grep -E '^\[  FAILED  \]' "$logs/runtime_gpu_test.log" | head -10 >> "$summary"
