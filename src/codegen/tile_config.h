@@ -33,7 +33,8 @@ struct TileConfig {
   /// ws only: swap-AB (templates/kernels/moe_gemm_swap.cuh): the weights
   /// are wgmma's M side (128 weight rows per tile: bn is 64 h columns for
   /// GEMM1, 128 output columns for GEMM2) and bm token rows its N side, run
-  /// with bm/4, bm/2 or bm columns as the tile's rows need ("_swap").
+  /// with bm/4, bm/2 or (bm >= 128) the multiple of 32 up to bm columns
+  /// that the tile's rows need ("_swap").
   bool swap = false;
 
   bool operator==(const TileConfig &) const = default;

@@ -61,7 +61,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   // empty barrier per stage. No alignment slack: 1 KB more is what lets
   // GEMM1's staged epilogue sit beside four stages.
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
-  // Registers (ws_roles): the producer keeps 8 row pointers; each consumer
+  // Registers (ws_roles): the producer keeps 8 row tokens; each consumer
   // thread N/2 accumulators.
   static constexpr bool A_BY_TMA = !Gemm1;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
