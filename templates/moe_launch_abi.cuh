@@ -42,7 +42,7 @@ struct LaunchParams {
   int expert_map_size;
   int index_bytes;            // 4 or 8
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
-  int unused;
+  int route_counted;          // 1: route_count wrote block_counts before route_wide
 };
 static_assert(sizeof(LaunchParams) == 16 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
 
@@ -58,11 +58,20 @@ constexpr int kRouteChunk = 1024;
 /// stable scatter) up to this many assignments T*k, with one count per
 /// (expert, warp) and two [E+1] tables in static shared memory; shapes with
 /// more experts, or calls with more assignments, route in three launches.
-/// The bound is measured (tools/bench/NOTES.md): one block's match.any
-/// walk costs 8.8 us at 1024 assignments (three launches: ~14 us), breaks
-/// even near 4096 and takes 192 us at 65536 (three launches: 25 us).
+/// The bound is measured (tools/bench/NOTES.md, session 24): at the seed
+/// shape route_block is 1 us faster than route_wide up to T*k = 512, even
+/// at 1024, 3 us slower at 2048.
 constexpr int kRouteBlockMaxExperts = 1024;
-constexpr int kRouteBlockMaxAssignments = 2048;
+constexpr int kRouteBlockMaxAssignments = 1024;
+
+/// route_wide routes a call over route_blocks blocks for up to
+/// kRouteBlockMaxExperts experts. Up to this many assignments each block
+/// counts every assignment itself (one launch, no block waits for
+/// another); past it the redundant counting (T*k ids and shared-memory
+/// adds per block) outgrows three launches (seed shape, ncu: 13 us against
+/// 22 at T*k = 16384, 18 against 23 at 32768, 27 against 27 at 65536), so
+/// route_count runs first and each block sums its per-block counts.
+constexpr int kRouteWideMaxAssignments = 32768;
 
 /// Warps of route_block for `experts`: 32, halved until the tables fit
 /// 44 KB of static shared memory.
@@ -98,6 +107,7 @@ constexpr int kCountThreads = 256;
 constexpr int kScanThreads = 1024;
 constexpr int kScatterThreads = 32; // one warp: the stable scatter walks in order
 // route_block: 32 * route_block_warps(E).
+constexpr int kRouteWideThreads = 512;
 constexpr int kCombineThreads = 256;
 constexpr int kReferenceThreads = 256;
 

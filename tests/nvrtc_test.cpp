@@ -1,5 +1,6 @@
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
+#include "runtime/launch_params.h"
 
 #include "common/error.h"
 #include "testkit.h"
@@ -81,6 +82,18 @@ TEST_P(CompileEveryKernel, SeedShape) {
     EXPECT_GT(compiled->resources.registers, 0) << spec.name();
     EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
   }
+}
+
+/// The one-launch routing kernels compile at the most experts they take
+/// (their tables are static shared memory) and at one expert.
+TEST(Nvrtc, RoutingKernelsCompileAtTheirExpertBounds) {
+  for (int experts : {1, runtime::kRouteBlockMaxExperts})
+    for (codegen::KernelKind kind : {codegen::KernelKind::RouteBlock, codegen::KernelKind::RouteWide}) {
+      const codegen::KernelSpec spec{kind, MoeShape{2, 64, 32, experts, DType::BF16}, {}};
+      auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_80");
+      ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+    }
 }
 
 /// The warp-specialised GEMMs compile for sm_90a with no local memory and

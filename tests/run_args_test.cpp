@@ -137,8 +137,8 @@ TEST(RunArgs, FastCombineNeedsNoPartialRows) {
 TEST(RunArgs, OnlyFixedKernelsAndPersistentGemmsLaunchChained) {
   using codegen::KernelKind;
   const MoeShape shape{8, 2048, 768, 128, DType::BF16};
-  for (KernelKind k : {KernelKind::RouteBlock, KernelKind::RouteCount, KernelKind::RouteScan,
-                       KernelKind::RouteScatter, KernelKind::Combine})
+  for (KernelKind k : {KernelKind::RouteBlock, KernelKind::RouteWide, KernelKind::RouteCount,
+                       KernelKind::RouteScan, KernelKind::RouteScatter, KernelKind::Combine})
     EXPECT_TRUE(launchesChained({k, shape, {}})) << codegen::kindName(k);
   for (KernelKind k : {KernelKind::Gemm1, KernelKind::Gemm2}) {
     EXPECT_TRUE(launchesChained({k, shape, codegen::wsTile(128, 4)}));

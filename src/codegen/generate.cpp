@@ -32,6 +32,9 @@ KindInfo info(KernelKind kind) {
   case KernelKind::RouteBlock: // its block size depends on the experts (KernelSpec::threads)
     return {"route_block", "kernels/moe_route.cuh", "route_block<S>", 0,
             "32 * route_block_warps(S::E)"};
+  case KernelKind::RouteWide:
+    return {"route_wide", "kernels/moe_route.cuh", "route_wide<S>", moejit_abi::kRouteWideThreads,
+            "kRouteWideThreads"};
   case KernelKind::Gemm1:
     return {"gemm1", nullptr, nullptr, 0, nullptr};
   case KernelKind::Gemm2:

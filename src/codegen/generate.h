@@ -18,6 +18,7 @@ enum class KernelKind {
   RouteScan,
   RouteScatter,
   RouteBlock, ///< the three above in one block, for T*k <= kRouteBlockMaxAssignments
+  RouteWide,  ///< the three above in one launch over the grid, for T*k <= kRouteWideMaxAssignments
   Gemm1,
   Gemm2,
   Combine,

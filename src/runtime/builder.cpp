@@ -50,12 +50,18 @@ std::vector<KernelSpec> kernelSpecs(const MoeShape &shape, const Plan &plan, Com
 
 std::vector<KernelSpec> fixedSpecs(const MoeShape &shape, Combine combine) {
   std::vector<KernelSpec> specs;
-  for (KernelKind k : {KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter})
-    specs.push_back({k, shape, {}});
+  // Routing: its one-block and grid-wide kernels keep per-expert tables in
+  // shared memory, up to kRouteBlockMaxExperts; past it, three launches.
+  specs.push_back({KernelKind::RouteCount, shape, {}});
+  if (shape.experts <= kRouteBlockMaxExperts) {
+    specs.push_back({KernelKind::RouteBlock, shape, {}});
+    specs.push_back({KernelKind::RouteWide, shape, {}});
+  } else {
+    specs.push_back({KernelKind::RouteScan, shape, {}});
+    specs.push_back({KernelKind::RouteScatter, shape, {}});
+  }
   if (combine != Combine::Fast)
     specs.push_back({KernelKind::Combine, shape, {}});
-  if (shape.experts <= kRouteBlockMaxExperts)
-    specs.push_back({KernelKind::RouteBlock, shape, {}});
   return specs;
 }
 
@@ -114,6 +120,7 @@ int compileRank(const KernelSpec &spec) {
   case KernelKind::Gemm2:
     return spec.tile.ws && !spec.tile.swap ? 3 : 2;
   case KernelKind::RouteScatter:
+  case KernelKind::RouteWide: // ~400 ms on one core (session 24)
     return 2;
   case KernelKind::RouteBlock:
     return 1;

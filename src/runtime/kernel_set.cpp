@@ -53,7 +53,8 @@ KernelSetImpl::load(const driver::Device &device, const MoeShape &shape, Plan pl
     return nullptr;
   };
   set->routing_ = {find(KernelKind::RouteCount), find(KernelKind::RouteScan),
-                   find(KernelKind::RouteScatter), find(KernelKind::RouteBlock)};
+                   find(KernelKind::RouteScatter), find(KernelKind::RouteBlock),
+                   find(KernelKind::RouteWide)};
   set->combine_ = find(KernelKind::Combine);
   if (!set->routing_.complete() || (combine == Combine::Fast) != (set->combine_ == nullptr))
     return makeError(ErrorCode::Internal, "kernel set for {} lacks a kernel",

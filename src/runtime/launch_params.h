@@ -12,6 +12,7 @@ namespace moejit::runtime {
 using moejit_abi::kCombineThreads;
 using moejit_abi::kRouteChunk;
 using moejit_abi::kRouteBlockMaxAssignments;
+using moejit_abi::kRouteWideMaxAssignments;
 using moejit_abi::kRouteBlockMaxExperts;
 using moejit_abi::route_block_warps;
 using moejit_abi::kWsConsumerRegisters;

@@ -190,8 +190,15 @@ llvm::Error enqueueRouting(const RoutingKernels &routing, const LaunchGeometry &
                            const LaunchParams &p, CUstream stream) {
   if (geo.assignments <= kRouteBlockMaxAssignments && routing.block)
     return launch(*routing.block, 1, 1, p, stream);
+  if (geo.assignments <= kRouteWideMaxAssignments && routing.wide)
+    return launch(*routing.wide, geo.route_blocks, 1, p, stream);
   if (llvm::Error e = launch(*routing.count, geo.route_blocks, 1, p, stream))
     return e;
+  if (routing.wide) {
+    LaunchParams counted = p;
+    counted.route_counted = 1;
+    return launch(*routing.wide, geo.route_blocks, 1, counted, stream);
+  }
   if (llvm::Error e = launch(*routing.scan, 1, 1, p, stream))
     return e;
   return launch(*routing.scatter, geo.route_blocks, 1, p, stream);

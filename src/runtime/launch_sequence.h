@@ -59,8 +59,11 @@ struct LoadedKernel {
 
 /// The routing kernels of a kernel set.
 struct RoutingKernels {
-  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *block = nullptr;
-  bool complete() const { return count && scan && scatter; } ///< block is optional
+  const LoadedKernel *count = nullptr, *scan = nullptr, *scatter = nullptr, *block = nullptr,
+                     *wide = nullptr;
+  /// Up to 1024 experts: count, block and wide; past them count, scan and
+  /// scatter.
+  bool complete() const { return count && ((block && wide) || (scan && scatter)); }
 };
 
 /// LoadedKernel::chained of a kernel of `spec`.
@@ -123,8 +126,9 @@ enum Stage : unsigned {
 
 /// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`
 /// holds; only those of the stages asked for are needed) at `geometry`:
-/// routing (route_block when there is one and the assignments fit it,
-/// else count, scan, scatter), GEMM1, GEMM2, combine. Without a combine
+/// routing (route_block or route_wide by the assignments, route_wide after
+/// route_count past kRouteWideMaxAssignments; past 1024 experts count,
+/// scan, scatter), GEMM1, GEMM2, combine. Without a combine
 /// kernel, GEMM2 adds into y, which is zeroed first: before routing, or
 /// after GEMM1 when y is x (GEMM1 reads x) or routing is not enqueued.
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &kernels, const GemmPlan &plan,

@@ -158,7 +158,8 @@ llvm::Error Tuner::buildAll() {
     return nullptr;
   };
   routing_ = {fixedKernel(KernelKind::RouteCount), fixedKernel(KernelKind::RouteScan),
-              fixedKernel(KernelKind::RouteScatter), fixedKernel(KernelKind::RouteBlock)};
+              fixedKernel(KernelKind::RouteScatter), fixedKernel(KernelKind::RouteBlock),
+              fixedKernel(KernelKind::RouteWide)};
   combine_ = fixedKernel(KernelKind::Combine);
   reference_h_ = fixedKernel(KernelKind::ReferenceH);
   reference_y_ = fixedKernel(KernelKind::ReferenceY);

@@ -182,32 +182,49 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     // pair for its first token, the odd one for its second.
     const bool odd = (lane >> 2) & 1;
     const int col_base = Gemm1 ? n0 + wg * 32 + warp * 8 : n0 + wg * 64 + warp * 16;
+    // Token row of this lane's q-th pair of columns.
+    auto row_of = [&](int q) { return tile.row_begin + 8 * q + 2 * (lane & 3) + (odd ? 1 : 0); };
+    if constexpr (Gemm1) {
 #pragma unroll
-    for (int q = 0; q < NT / 8; ++q) {
-      const int row = tile.row_begin + 8 * q + 2 * (lane & 3) + (odd ? 1 : 0);
-      const bool row_ok = row < tile.row_end;
-      if constexpr (Gemm1) {
+      for (int q = 0; q < NT / 8; ++q) {
+        const int row = row_of(q);
         const float v0 = silu(acc[4 * q]) * acc[4 * q + 2];
         const float v1 = silu(acc[4 * q + 1]) * acc[4 * q + 3];
         float a, b;
         pair_up(odd, v0, v1, a, b);
         const int col = col_base + ((lane >> 2) & ~1);
-        if (row_ok && col < D::N)
+        if (row < tile.row_end && col < D::N)
           store2<S::DT>(static_cast<T *>(p.h) + static_cast<long long>(row) * S::I + col, a, b);
-      } else {
-        int assignment = 0;
-        float weight = 0.f;
-        if (row_ok) {
-          assignment = p.sorted_ids[row];
-          weight = p.sorted_weights[row];
+      }
+    } else {
+      // The rows' assignments and weights, CHUNK q's at a time ahead of
+      // their stores: a load after a store to `partial` waits for it (the
+      // compiler cannot tell the two apart), so one load per q left each q
+      // a full load latency (a quarter of GEMM2's stall samples at T=2048).
+      constexpr int CHUNK = NT / 8 < 8 ? NT / 8 : 8;
+#pragma unroll
+      for (int q0 = 0; q0 < NT / 8; q0 += CHUNK) {
+        int assignment[CHUNK];
+        float weight[CHUNK];
+#pragma unroll
+        for (int c = 0; c < CHUNK; ++c) {
+          const int row = row_of(q0 + c);
+          const bool ok = row < tile.row_end;
+          assignment[c] = ok ? __ldg(p.sorted_ids + row) : 0;
+          weight[c] = ok ? __ldg(p.sorted_weights + row) : 0.f;
         }
 #pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          float a, b;
-          pair_up(odd, acc[4 * q + 2 * hh], acc[4 * q + 2 * hh + 1], a, b);
-          const int col = col_base + 8 * hh + ((lane >> 2) & ~1);
-          if (row_ok && col < D::N)
-            store_partial<S>(p, assignment, weight, col, a, b);
+        for (int c = 0; c < CHUNK; ++c) {
+          const int q = q0 + c;
+          const bool row_ok = row_of(q) < tile.row_end;
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            float a, b;
+            pair_up(odd, acc[4 * q + 2 * hh], acc[4 * q + 2 * hh + 1], a, b);
+            const int col = col_base + 8 * hh + ((lane >> 2) & ~1);
+            if (row_ok && col < D::N)
+              store_partial<S>(p, assignment[c], weight[c], col, a, b);
+          }
         }
       }
     }

@@ -1,7 +1,8 @@
 // Routing on the GPU, no host synchronisation: per-block expert counts, one
 // exclusive scan, a stable scatter of assignments into expert order, and the
 // list of GEMM row tiles; route_block does it all in one launch of one block
-// up to kRouteBlockMaxAssignments (decode steps and small batches). Ids outside [0, E), or that the expert map sends
+// up to kRouteBlockMaxAssignments (decode steps and small batches), route_wide
+// in one launch over the grid up to kRouteWideMaxAssignments. Ids outside [0, E), or that the expert map sends
 // elsewhere, are skipped everywhere (expert_of).
 #pragma once
 
@@ -216,6 +217,36 @@ __device__ __forceinline__ void load_experts(const LaunchParams &p, int a0, int 
     expert[j] = local_expert<S>(p, expert[j]);
 }
 
+/// Writes the sorted rows of assignments [begin, end), walked in order by
+/// one warp: assignment a of expert e goes to row next_row[e * stride],
+/// which then moves on (rows of one expert keep assignment order).
+template <class S, int BATCH>
+__device__ __forceinline__ void scatter_in_order(const LaunchParams &p, int begin, int end,
+                                                 int *next_row, int stride) {
+  const int lane = threadIdx.x & 31;
+  for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
+    int expert[BATCH];
+    float weight[BATCH];
+    load_experts<S, BATCH>(p, a0, end, expert);
+    load_weights<S, BATCH>(p, a0, end, weight);
+#pragma unroll
+    for (int j = 0; j < BATCH; ++j) {
+      const int e = expert[j];
+      const unsigned peers = __match_any_sync(0xffffffffu, e);
+      int row = 0;
+      if (e >= 0)
+        row = next_row[e * stride] + __popc(peers & lanemask_lt());
+      __syncwarp();
+      if (e >= 0) {
+        write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
+        if (lane == 31 - __clz(peers))
+          next_row[e * stride] += __popc(peers);
+      }
+      __syncwarp();
+    }
+  }
+}
+
 /// Grid: 1, block: 32 * route_block_warps(E), when T*k is at most
 /// kRouteBlockMaxAssignments: the whole routing in one launch, with every
 /// intermediate in shared memory. Warp w owns a contiguous chunk of the
@@ -263,27 +294,111 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
   write_tile_list<S, THREADS>(p, offsets, tile_start);
   // Scatter: each warp walks its chunk in order from its scanned bases
   // (only warp w touches counts[*][w]).
-  for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
-    int expert[BATCH];
-    float weight[BATCH];
-    load_experts<S, BATCH>(p, a0, end, expert);
-    load_weights<S, BATCH>(p, a0, end, weight);
+  scatter_in_order<S, BATCH>(p, begin, end, counts + warp, WARPS);
+}
+
+/// Warps of route_wide that walk a block's chunk in the scatter: at most
+/// 16, halved until one count per (expert, warp) and four [E+1] tables fit
+/// 44 KB of static shared memory.
+__host__ __device__ constexpr int route_wide_scatter_warps(int experts) {
+  int warps = kRouteWideThreads / 32 < 16 ? kRouteWideThreads / 32 : 16;
+  while (warps > 1 && (warps * experts + 4 * (experts + 1)) * 4 > 44 * 1024)
+    warps /= 2;
+  return warps;
+}
+
+/// Grid: route_blocks, block: kRouteWideThreads: the routing with no block
+/// waiting for another. Each block learns every expert's rows before its
+/// chunk and after it: up to kRouteWideMaxAssignments by counting all T*k
+/// assignments itself (one launch; a few hundred KB of ids from L2 per
+/// block), past it by summing route_count's per-block counts
+/// (p.route_counted). It counts its own chunk per scatter warp, so it
+/// knows every expert's first row and how many rows of each expert come
+/// before each warp's part, and scatters its chunk in the same stable
+/// order as the three-launch path. Block 0 writes expert_offsets and the
+/// tile list.
+template <class S> __device__ void route_wide(const LaunchParams &p) {
+  // COUNT_BATCH ids in flight per thread: each block reads all T*k ids
+  // from L2, so the count is bound by load latency, not bandwidth (4 per
+  // thread cost 34 us at 65536 assignments).
+  constexpr int THREADS = kRouteWideThreads, BATCH = 4, COUNT_BATCH = 16;
+  constexpr int SW = route_wide_scatter_warps(S::E), SUB = kRouteChunk / SW;
+  static_assert(S::E <= kRouteBlockMaxExperts, "route_wide: the tables must fit shared memory");
+  static_assert(kRouteChunk % (32 * SW) == 0, "route_wide: scatter warps take whole lane groups");
+  __shared__ int before[S::E], after[S::E];
+  __shared__ int counts[SW * S::E]; // counts[e * SW + w]: rows of e in scatter warp w's part
+  __shared__ int offsets[S::E + 1];
+  __shared__ int tile_start[S::E + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int total = p.tokens * S::K;
+  const int begin = blockIdx.x * kRouteChunk, end = min(begin + kRouteChunk, total);
+  for (int e = threadIdx.x; e < S::E; e += THREADS)
+    before[e] = after[e] = 0;
+  for (int i = threadIdx.x; i < SW * S::E; i += THREADS)
+    counts[i] = 0;
+  __syncthreads();
+  // Every assignment (all of them, or only this chunk's after route_count).
+  const int from = p.route_counted ? begin : 0, to = p.route_counted ? end : total;
+  for (int a0 = from + warp * 32 * COUNT_BATCH; a0 < to; a0 += THREADS * COUNT_BATCH) {
+    int expert[COUNT_BATCH];
+    load_experts<S, COUNT_BATCH>(p, a0, to, expert);
 #pragma unroll
-    for (int j = 0; j < BATCH; ++j) {
-      const int e = expert[j];
-      const unsigned peers = __match_any_sync(0xffffffffu, e);
-      int row = 0;
-      if (e >= 0)
-        row = counts[e * WARPS + warp] + __popc(peers & lanemask_lt());
-      __syncwarp();
-      if (e >= 0) {
-        write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
-        if (lane == 31 - __clz(peers))
-          counts[e * WARPS + warp] += __popc(peers);
-      }
-      __syncwarp();
+    for (int j = 0; j < COUNT_BATCH; ++j) {
+      const int a = a0 + 32 * j + lane, e = expert[j];
+      if (e < 0)
+        continue;
+      int *slot = a < begin ? &before[e] : a >= end ? &after[e] : &counts[e * SW + (a - begin) / SUB];
+      atomicAdd(slot, 1);
     }
   }
+  if (p.route_counted) {
+    // The other blocks' rows of each expert, a warp per expert: lanes sum
+    // the counts of blocks before this one and after it.
+    for (int e = warp; e < S::E; e += THREADS / 32) {
+      int lower = 0, upper = 0;
+      for (int b = lane; b < p.route_blocks; b += 32) {
+        const int c = p.block_counts[e * p.route_blocks + b];
+        lower += b < blockIdx.x ? c : 0;
+        upper += b > blockIdx.x ? c : 0;
+      }
+      lower = __reduce_add_sync(0xffffffffu, lower);
+      upper = __reduce_add_sync(0xffffffffu, upper);
+      if (lane == 0) {
+        before[e] = lower;
+        after[e] = upper;
+      }
+    }
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
+    int rows = before[e] + after[e];
+    for (int w = 0; w < SW; ++w)
+      rows += counts[e * SW + w];
+    offsets[e] = rows;
+  }
+  __syncthreads();
+  const int rows = block_exclusive_scan<THREADS>(offsets, S::E);
+  // Each (expert, scatter warp)'s first row: the expert's first row, its
+  // rows in earlier chunks, then those of earlier warps in this chunk.
+  for (int e = threadIdx.x; e < S::E; e += THREADS) {
+    int next = offsets[e] + before[e];
+    for (int w = 0; w < SW; ++w) {
+      const int c = counts[e * SW + w];
+      counts[e * SW + w] = next;
+      next += c;
+    }
+  }
+  if (threadIdx.x == 0)
+    offsets[S::E] = rows;
+  __syncthreads();
+  if (blockIdx.x == 0) {
+    for (int e = threadIdx.x; e <= S::E; e += THREADS)
+      p.expert_offsets[e] = offsets[e];
+    write_tile_list<S, THREADS>(p, offsets, tile_start);
+  }
+  if (warp < SW)
+    scatter_in_order<S, BATCH>(p, min(begin + warp * SUB, end), min(begin + (warp + 1) * SUB, end),
+                               counts + warp, SW);
 }
 
 } // namespace moejit_dev

@@ -2,7 +2,8 @@
 # A session's closing GPU check over build-gpu/ (tools/bench/bundle.sh), in
 # one call: the 13 seed cases on a cold card first (bench.json), the
 # headline in fast mode, mixtral-8x7b at T=1024..8192 (its shipped table),
-# then the GPU suites. Each step under its own limit; summary last.
+# then the GPU suites (GPU_TEST_FILTER: a gtest filter for runtime_gpu_test,
+# default all). Each step under its own limit; summary last.
 source "$(dirname "$0")/round_env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,power.draw,temperature.gpu --format=csv \
   > "$logs/smi.txt" 2>&1
@@ -19,7 +20,8 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 ./$b/moejit bench \
   --tokens 4096 --tokens 8192 --runs 20 > "$logs/mixtral.log" 2>&1
 echo "mixtral rc=$?" >> "$summary"
 grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
-MOEJIT_CACHE_DIR=$(mktemp -d) timeout 480 ./$b/runtime_gpu_test > "$logs/runtime_gpu_test.log" 2>&1
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 480 ./$b/runtime_gpu_test --gtest_filter="${GPU_TEST_FILTER:-*}" \
+  > "$logs/runtime_gpu_test.log" 2>&1
 echo "runtime_gpu_test rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$logs/runtime_gpu_test.log" |
   tr '\n' ' ')" >> "$summary"
 grep -E '^\[  FAILED  \]' "$logs/runtime_gpu_test.log" | head -10 >> "$summary"

@@ -15,9 +15,10 @@ namespace {
 using codegen::KernelKind;
 
 constexpr KernelKind kKinds[] = {
-    KernelKind::RouteCount, KernelKind::RouteScan,  KernelKind::RouteScatter,
-    KernelKind::RouteBlock, KernelKind::Gemm1,      KernelKind::Gemm2,
-    KernelKind::Combine,    KernelKind::ReferenceH, KernelKind::ReferenceY};
+    KernelKind::RouteCount, KernelKind::RouteScan, KernelKind::RouteScatter,
+    KernelKind::RouteBlock, KernelKind::RouteWide, KernelKind::Gemm1,
+    KernelKind::Gemm2,      KernelKind::Combine,   KernelKind::ReferenceH,
+    KernelKind::ReferenceY};
 
 struct CodegenArgs {
   std::string kind = "gemm1", shape, warps, config;
