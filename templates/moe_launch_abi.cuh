@@ -101,6 +101,16 @@ constexpr int kWsRowBoxRows = 32;
 /// 64, wgmma's M, per consumer warpgroup.
 constexpr int kSwapWeightRows = 128;
 
+/// The swap-AB GEMM2's staged row stores: its tiles of at least 64 token
+/// rows reserve, per consumer warpgroup, a chunk of this many tokens by its
+/// 64 output columns (plus 8 columns of padding against bank conflicts) in
+/// shared memory, where the accumulators are transposed into token rows.
+constexpr int kSwapStagingTokens = 32;
+constexpr int kSwapStagingPitch = kSwapWeightRows / 2 + 8; // elements per token row
+constexpr int swap_staging_bytes(bool gemm2, int token_rows) {
+  return gemm2 && token_rows >= 64 ? 2 * kSwapStagingTokens * kSwapStagingPitch * 2 : 0;
+}
+
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile
 /// config and are asserted in their generated units).
 constexpr int kCountThreads = 256;

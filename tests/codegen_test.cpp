@@ -178,6 +178,12 @@ TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {
   const KernelSpec g2{KernelKind::Gemm2, kSeed, swapTile(32, 11, GemmKind::Gemm2)};
   EXPECT_EQ(g2.tile.bn, 128);
   EXPECT_EQ(g2.dynamicSharedBytes(), 11 * 160 * 128 + 11 * 16);
+  // From 64 token rows up GEMM2 also holds each consumer warpgroup's chunk
+  // of 32 tokens by 64 output columns (+8 of padding) for its row stores.
+  const KernelSpec g2_staged{KernelKind::Gemm2, kSeed, swapTile(64, 7, GemmKind::Gemm2)};
+  EXPECT_EQ(g2_staged.dynamicSharedBytes(), 7 * 192 * 128 + 2 * 32 * 72 * 2 + 7 * 16);
+  const KernelSpec g1_same{KernelKind::Gemm1, kSeed, swapTile(64, 7, GemmKind::Gemm1)};
+  EXPECT_EQ(g1_same.dynamicSharedBytes(), 7 * 192 * 128 + 7 * 16);
   EXPECT_NE(generateSource(g2).find("TensorMap weights, const __grid_constant__ TensorMap rows)"),
             std::string::npos);
   for (const KernelSpec &s : {spec, g2}) {

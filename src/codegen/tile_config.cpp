@@ -117,8 +117,10 @@ int mmaThreads(const TileConfig &c) {
 }
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
-  if (c.swap) // stages of weight and token rows (1024-byte aligned), two mbarriers each
-    return c.stages * (moejit_abi::kSwapWeightRows + c.bm) * kBk * 2 + c.stages * 16;
+  if (c.swap) // stages of weight and token rows (1024-byte aligned), GEMM2's staging
+              // chunks, two mbarriers per stage
+    return c.stages * (moejit_abi::kSwapWeightRows + c.bm) * kBk * 2 +
+           moejit_abi::swap_staging_bytes(kind == GemmKind::Gemm2, c.bm) + c.stages * 16;
   const int rows = c.bm + bRows(c, kind);
   if (c.ws) {
     // Stages (the kernel declares its dynamic shared memory 1024-byte

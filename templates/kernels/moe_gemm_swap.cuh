@@ -18,6 +18,9 @@
 // silu(gate) * up needs no exchange. Each thread holds an output column
 // for pairs of tokens; one shuffle with the lane holding the next column
 // turns them into column pairs of one token, stored 4 bytes at a time.
+// GEMM2 (64-row tiles and up, at widths that are multiples of 32) transposes
+// through shared memory instead and stores 16-byte pieces of token rows
+// (store_rows_staged).
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
@@ -25,6 +28,7 @@
 #include "ptx/cp_async.cuh"
 #include "ptx/griddep.cuh"
 #include "ptx/mbarrier.cuh"
+#include "ptx/smem.cuh"
 #include "ptx/tma.cuh"
 #include "ptx/warpgroup.cuh"
 #include "ptx/wgmma.cuh"
@@ -49,7 +53,12 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   static constexpr int X_ROWS = BM; // token rows of a stage (GEMM2's: whole 32-row boxes)
   static constexpr int W_STAGE = W_ROWS * BK, X_STAGE = X_ROWS * BK; // elements
   static constexpr int W_STAGE_BYTES = W_STAGE * 2;
-  static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGES * 16;
+  // GEMM2's staging chunks (tiles of at least 64 token rows; the host
+  // reserves them by the same rule), used where its rows are plain stores
+  // of 16-byte aligned pieces.
+  static constexpr int STAGING_BYTES = swap_staging_bytes(!Gemm1, BM);
+  static constexpr bool STAGED_ROWS = STAGING_BYTES > 0 && !S::ADD_TO_Y && S::H % 8 == 0;
+  static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGING_BYTES + STAGES * 16;
   static constexpr bool X_BY_TMA = !Gemm1;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "token rows: 32, 64, 128 or 256");
@@ -60,7 +69,7 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   using Walk = TileWalk<BM, BN, COL_TILES>;
 
   struct Smem {
-    T *w, *x;
+    T *w, *x, *staging;
     unsigned long long *full, *empty;
   };
 
@@ -105,7 +114,9 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     Smem sm;
     sm.w = reinterpret_cast<T *>(smem_raw);
     sm.x = sm.w + STAGES * W_STAGE;
-    sm.full = reinterpret_cast<unsigned long long *>(sm.x + STAGES * X_STAGE);
+    sm.staging = sm.x + STAGES * X_STAGE;
+    sm.full = reinterpret_cast<unsigned long long *>(smem_raw + STAGES * (W_STAGE + X_STAGE) * 2 +
+                                                     STAGING_BYTES);
     sm.empty = sm.full + STAGES;
     ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const LoadWeights load{weights, sm.w};
@@ -166,7 +177,74 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
         mbar_arrive(&sm.empty[ring.stage]);
       ring.next();
     }
-    store_tile<NT>(p, tile, n0, wg, acc);
+    if constexpr (STAGED_ROWS && NT % kSwapStagingTokens == 0)
+      store_rows_staged<NT>(p, tile, n0, wg, acc,
+                            sm.staging + wg * kSwapStagingTokens * kSwapStagingPitch);
+    else
+      store_tile<NT>(p, tile, n0, wg, acc);
+  }
+
+  /// GEMM2's rows through shared memory, kSwapStagingTokens tokens at a
+  /// time: each warp transposes its 16 output columns of the chunk's tokens
+  /// with stmatrix .trans (weighted and rounded once, as store_partial
+  /// does), then every thread stores 16-byte pieces of token rows (a
+  /// warpgroup's 64 columns are 128 contiguous bytes of a partial row), not
+  /// 4-byte column pairs: a quarter of the store instructions, each
+  /// touching 4 rows instead of 8. `staging`: this warpgroup's chunk.
+  template <int NT>
+  static __device__ __forceinline__ void store_rows_staged(const LaunchParams &p,
+                                                           const RowTile &tile, int n0, int wg,
+                                                           float (&acc)[NT / 2], T *staging) {
+    constexpr int CT = kSwapStagingTokens, PITCH = kSwapStagingPitch;
+    constexpr int PIECES = CT * 8 / 128; // 16-byte pieces per thread and chunk
+    const int lane = threadIdx.x & 31, warp = (threadIdx.x / 32) & 3, tid = threadIdx.x & 127;
+    const int barrier = 1 + wg; // named barrier of this warpgroup alone
+    const unsigned base = smem_addr(staging);
+    // stmatrix: lane l addresses token row l%8 of matrix l/8, the matrices
+    // being (q, columns 0-7), (q, 8-15), (q+1, 0-7), (q+1, 8-15) of the
+    // warp's 16 columns.
+    const unsigned st_addr =
+        base + 2u * (((lane & 7) + 8 * (lane >> 4)) * PITCH + warp * 16 + 8 * ((lane >> 3) & 1));
+    // Piece j of this thread: token tid/8 + 16j of the chunk, 8 columns.
+    const int piece_col = 8 * (tid & 7);
+    const unsigned ld_addr = base + 2u * ((tid >> 3) * PITCH + piece_col);
+    const int col = n0 + wg * 64 + piece_col;
+#pragma unroll
+    for (int c0 = 0; c0 < NT; c0 += CT) {
+      // The chunk's weights (this lane's two tokens of each q) and its
+      // pieces' assignments, loaded before the barrier waits.
+      float w[CT / 8][2];
+      int assignment[PIECES];
+#pragma unroll
+      for (int q = 0; q < CT / 8; ++q)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int row = tile.row_begin + c0 + 8 * q + 2 * (lane & 3) + e;
+          w[q][e] = row < tile.row_end ? __ldg(p.sorted_weights + row) : 0.f;
+        }
+#pragma unroll
+      for (int j = 0; j < PIECES; ++j) {
+        const int row = tile.row_begin + c0 + (tid >> 3) + 16 * j;
+        assignment[j] = row < tile.row_end ? __ldg(p.sorted_ids + row) : -1;
+      }
+      named_barrier_sync(barrier, 128); // the previous chunk's pieces are read
+#pragma unroll
+      for (int qq = 0; qq < CT / 8; qq += 2) {
+        const int q = c0 / 8 + qq;
+        stmatrix_x4_trans(
+            st_addr + 2u * static_cast<unsigned>(qq * 8 * PITCH),
+            pack2<S::DT>(acc[4 * q] * w[qq][0], acc[4 * q + 1] * w[qq][1]),
+            pack2<S::DT>(acc[4 * q + 2] * w[qq][0], acc[4 * q + 3] * w[qq][1]),
+            pack2<S::DT>(acc[4 * q + 4] * w[qq + 1][0], acc[4 * q + 5] * w[qq + 1][1]),
+            pack2<S::DT>(acc[4 * q + 6] * w[qq + 1][0], acc[4 * q + 7] * w[qq + 1][1]));
+      }
+      named_barrier_sync(barrier, 128);
+#pragma unroll
+      for (int j = 0; j < PIECES; ++j)
+        if (assignment[j] >= 0 && col < D::N)
+          *reinterpret_cast<uint4 *>(gemm2_out_row<S>(p, assignment[j]) + col) =
+              ld_shared_v4(ld_addr + 2u * static_cast<unsigned>(16 * j * PITCH));
+    }
   }
 
   /// acc[i] of warp w, lane l is weight row 16w + l/4 + 8*((i>>1)&1) of

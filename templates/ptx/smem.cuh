@@ -28,6 +28,26 @@ __device__ __forceinline__ void stmatrix_x4(unsigned addr, unsigned m0, unsigned
                : "memory");
 }
 
+/// As stmatrix_x4, each 8x8 matrix transposed: lane l gives the address of
+/// row l%8 of matrix l/8 as stored, which is column l%8 of the fragment.
+__device__ __forceinline__ void stmatrix_x4_trans(unsigned addr, unsigned m0, unsigned m1,
+                                                  unsigned m2, unsigned m3) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+      "r"(m0), "r"(m1), "r"(m2), "r"(m3)
+      : "memory");
+}
+
+/// 16 bytes from shared memory (a 16-byte aligned shared-window address).
+__device__ __forceinline__ uint4 ld_shared_v4(unsigned addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+
 /// Barrier `id` (1..15; 0 is __syncthreads) over `threads` threads of the
 /// block, for one warpgroup to synchronise without the others.
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
