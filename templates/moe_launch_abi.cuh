@@ -73,14 +73,18 @@ constexpr int kRouteBlockMaxAssignments = 1024;
 /// route_count runs first and each block sums its per-block counts.
 constexpr int kRouteWideMaxAssignments = 32768;
 
-/// Warps of route_block for `experts`: 32, halved until the tables fit
-/// 44 KB of static shared memory.
-MOEJIT_ABI_FN int route_block_warps(int experts) {
-  int warps = 32;
-  while (warps > 1 && (warps * experts + 2 * (experts + 1)) * 4 > 44 * 1024)
+/// Warps (at most `most`) of a routing block that keeps one count per
+/// (expert, warp) and `tables` [E+1] tables of ints in static shared
+/// memory: halved until they fit 44 KB.
+MOEJIT_ABI_FN int warps_fitting(int most, int experts, int tables) {
+  int warps = most;
+  while (warps > 1 && (warps * experts + tables * (experts + 1)) * 4 > 44 * 1024)
     warps /= 2;
   return warps;
 }
+
+/// Warps of route_block for `experts`: 32 with its two tables, or fewer.
+MOEJIT_ABI_FN int route_block_warps(int experts) { return warps_fitting(32, experts, 2); }
 
 /// Warp-specialised GEMMs (kernels/moe_gemm_ws.cuh): a producer and two
 /// consumer warpgroups, whose setmaxnreg budgets must fit what the kernel

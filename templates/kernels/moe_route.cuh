@@ -301,10 +301,7 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
 /// 16, halved until one count per (expert, warp) and four [E+1] tables fit
 /// 44 KB of static shared memory.
 __host__ __device__ constexpr int route_wide_scatter_warps(int experts) {
-  int warps = kRouteWideThreads / 32 < 16 ? kRouteWideThreads / 32 : 16;
-  while (warps > 1 && (warps * experts + 4 * (experts + 1)) * 4 > 44 * 1024)
-    warps /= 2;
-  return warps;
+  return warps_fitting(kRouteWideThreads / 32 < 16 ? kRouteWideThreads / 32 : 16, experts, 4);
 }
 
 /// Grid: route_blocks, block: kRouteWideThreads: the routing with no block
