@@ -13,9 +13,10 @@ if(NOT first MATCHES "cache hits 0, misses ([1-9][0-9]*)")
 endif()
 set(compiled ${CMAKE_MATCH_1})
 # Where the plans come from, and progress as it happens: piped, one flushed
-# line per kernel (no live '\r' line), each named as it is done.
+# line per kernel (no live '\r' line), each named as it is done, with its
+# NVRTC program's time (and how many kernels shared the program).
 set(seed "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16")
-string(REGEX MATCHALL "\n  \\[[0-9]+/${compiled}\\] compiled moe_[a-z0-9_]+ \\([0-9]+ ms\\)"
+string(REGEX MATCHALL "\n  \\[[0-9]+/${compiled}\\] compiled moe_[a-z0-9_]+ \\([0-9]+ ms(, one program of [2-9][0-9]* kernels)?\\)"
        progress_lines "${first}")
 list(LENGTH progress_lines progress_count)
 if(NOT first MATCHES "\\[1/1\\] ${seed}  \\(workload [0-9a-f]+\\)\n  plans: heuristic, shipped table for NVIDIA H200\n"

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
 
+#include <cstring>
 #include <fstream>
 
 using namespace moejit;
@@ -33,6 +34,106 @@ TEST(Nvrtc, ParsesPtxasReport) {
   EXPECT_EQ(r.spill_bytes, 20);
   EXPECT_EQ(r.stack_bytes, 24);
   EXPECT_EQ(r.static_shared_bytes, 4096);
+}
+
+/// A program's log, split per kernel: each its own section, and the
+/// advisories ptxas prints before the sections to the kernel they name.
+TEST(Nvrtc, KernelLogTakesEachKernelsSectionAndTheAdvisoriesNamingIt) {
+  const std::string log =
+      "ptxas info    : (C7511) Potential Performance Loss: wgmma.mma_async instructions are "
+      "serialized due to insufficient register resources for the wgmma pipeline in the function "
+      "'b'\n"
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'a' for 'sm_90a'\n"
+      "ptxas info    : Function properties for a\n"
+      "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 32 registers, used 1 barriers, 2048 bytes smem\n"
+      "ptxas info    : Compiling entry function 'b' for 'sm_90a'\n"
+      "ptxas info    : Function properties for b\n"
+      "ptxas         .     16 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers\n";
+  const std::vector<std::string> both = {"a", "b"};
+  const std::string a = nvrtc::kernelLog(log, "a", both), b = nvrtc::kernelLog(log, "b", both);
+  const nvrtc::Resources ra = nvrtc::parseResources(a), rb = nvrtc::parseResources(b);
+  EXPECT_EQ(ra.registers, 32);
+  EXPECT_EQ(ra.static_shared_bytes, 2048);
+  EXPECT_EQ(ra.spill_bytes, 0);
+  EXPECT_EQ(rb.registers, 168);
+  EXPECT_EQ(rb.stack_bytes, 16);
+  EXPECT_EQ(rb.spill_bytes, 12);
+  EXPECT_EQ(a.find("serialized"), std::string::npos) << a;
+  EXPECT_NE(b.find("serialized"), std::string::npos) << b;
+  EXPECT_NE(a.find("gmem"), std::string::npos) << "lines naming no kernel are everyone's";
+  const MoeShape shape{8, 2048, 768, 128, DType::BF16};
+  const codegen::KernelSpec ws{codegen::KernelKind::Gemm1, shape, codegen::wsTile(128, 4)};
+  EXPECT_EQ(runtime::refusedHopperBuild(ws, nvrtc::Resources{}, a, false), "");
+  EXPECT_NE(runtime::refusedHopperBuild(ws, nvrtc::Resources{}, b, false), "");
+  // A one-kernel program's log is all its kernel's.
+  EXPECT_EQ(nvrtc::kernelLog(log, "b", {"b"}), log);
+}
+
+namespace {
+/// The bytes of section `name` of an ELF64 little-endian file ("" when
+/// absent or out of its bounds).
+std::string elfSection(const std::string &elf, const std::string &name) {
+  auto read = [&](size_t at, size_t bytes) -> uint64_t {
+    uint64_t v = 0;
+    if (at + bytes <= elf.size())
+      std::memcpy(&v, elf.data() + at, bytes);
+    return v;
+  };
+  const uint64_t shoff = read(0x28, 8), entsize = read(0x3A, 2), count = read(0x3C, 2),
+                 strndx = read(0x3E, 2);
+  const uint64_t names = read(shoff + strndx * entsize + 0x18, 8);
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint64_t h = shoff + i * entsize;
+    const uint64_t at = names + read(h, 4), offset = read(h + 0x18, 8), size = read(h + 0x20, 8);
+    if (at < elf.size() && elf.compare(at, name.size() + 1, name.c_str(), name.size() + 1) == 0 &&
+        offset + size <= elf.size())
+      return elf.substr(offset, size);
+  }
+  return {};
+}
+} // namespace
+
+/// Kernels of one family compiled as one NVRTC program (what the builder
+/// does on few cores) get the code and resources they get alone, so each
+/// may be cached under its own key with the program's cubin.
+TEST(Nvrtc, AProgramOfOneFamilyHoldsTheCodeEachKernelHasAlone) {
+  using codegen::KernelKind;
+  const MoeShape shape{4, 512, 256, 16, DType::BF16};
+  const std::vector<std::vector<codegen::KernelSpec>> families = {
+      {{KernelKind::RouteCount, shape, {}},
+       {KernelKind::RouteBlock, shape, {}},
+       {KernelKind::RouteWide, shape, {}},
+       {KernelKind::Combine, shape, {}}},
+      {{KernelKind::Gemm1, shape, codegen::swapTile(32, 9, codegen::GemmKind::Gemm1)},
+       {KernelKind::Gemm2, shape, codegen::swapTile(32, 9, codegen::GemmKind::Gemm2)}},
+      {{KernelKind::Gemm1, shape, codegen::wsTile(128, 4)},
+       {KernelKind::Gemm2, shape, codegen::wsTile(192, 4)}}};
+  for (const auto &family : families) {
+    std::vector<std::string> names;
+    for (const codegen::KernelSpec &spec : family) {
+      EXPECT_EQ(codegen::programFamily(spec), codegen::programFamily(family.front()));
+      names.push_back(spec.name());
+    }
+    auto together = nvrtc::compile("program", codegen::generateProgram(family), "sm_90a");
+    ASSERT_TRUE(static_cast<bool>(together)) << errorMessage(together.takeError());
+    for (const codegen::KernelSpec &spec : family) {
+      auto alone = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+      ASSERT_TRUE(static_cast<bool>(alone)) << errorMessage(alone.takeError());
+      const std::string text = elfSection(alone->cubin, ".text." + spec.name());
+      ASSERT_FALSE(text.empty()) << spec.name();
+      EXPECT_EQ(elfSection(together->cubin, ".text." + spec.name()), text) << spec.name();
+      const nvrtc::Resources a = nvrtc::parseResources(alone->log),
+                             t = nvrtc::parseResources(
+                                 nvrtc::kernelLog(together->log, spec.name(), names));
+      EXPECT_EQ(t.registers, a.registers) << spec.name();
+      EXPECT_EQ(t.spill_bytes, a.spill_bytes) << spec.name();
+      EXPECT_EQ(t.stack_bytes, a.stack_bytes) << spec.name();
+      EXPECT_EQ(t.static_shared_bytes, a.static_shared_bytes) << spec.name();
+    }
+  }
 }
 
 /// A Hopper tensor-core kernel whose wgmma ptxas serialised, or that uses
@@ -79,8 +180,8 @@ TEST_P(CompileEveryKernel, SeedShape) {
     EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
                                             "ELF")
         << spec.name();
-    EXPECT_GT(compiled->resources.registers, 0) << spec.name();
-    EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+    EXPECT_GT(nvrtc::parseResources(compiled->log).registers, 0) << spec.name();
+    EXPECT_EQ(nvrtc::parseResources(compiled->log).spill_bytes, 0) << spec.name();
   }
 }
 
@@ -92,7 +193,7 @@ TEST(Nvrtc, RoutingKernelsCompileAtTheirExpertBounds) {
       const codegen::KernelSpec spec{kind, MoeShape{2, 64, 32, experts, DType::BF16}, {}};
       auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_80");
       ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
-      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+      EXPECT_EQ(nvrtc::parseResources(compiled->log).spill_bytes, 0) << spec.name();
     }
 }
 
@@ -112,7 +213,7 @@ TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
                                      codegen::wsTile(bn, stages, staged, inflight)};
       auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
       ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
-      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+      EXPECT_EQ(nvrtc::parseResources(compiled->log).spill_bytes, 0) << spec.name();
       EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
       EXPECT_NE(compiled->log.find(" 0 bytes stack frame"), std::string::npos) << compiled->log;
     }
@@ -133,7 +234,7 @@ TEST(Nvrtc, SwapAbGemmsCompileClean) {
       ASSERT_FALSE(static_cast<bool>(codegen::checkMmaConfig(spec.tile, kind))) << spec.name();
       auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
       ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
-      EXPECT_EQ(compiled->resources.spill_bytes, 0) << spec.name();
+      EXPECT_EQ(nvrtc::parseResources(compiled->log).spill_bytes, 0) << spec.name();
       EXPECT_EQ(compiled->log.find("warning"), std::string::npos) << compiled->log;
       EXPECT_NE(compiled->log.find(" 0 bytes stack frame"), std::string::npos) << compiled->log;
     }

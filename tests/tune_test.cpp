@@ -210,6 +210,67 @@ TEST(BuildEach, ResultsKeepTheOrderOfTheSpecsWhateverOrderTheyCompileIn) {
   EXPECT_EQ(done.size(), specs.size()) << "every build reported once";
 }
 
+/// On one thread the misses of a family compile as one NVRTC program; each
+/// kernel is still its own entry, found by a later build with nothing
+/// compiled.
+TEST(BuildEach, KernelsCompiledTogetherAreEachCachedUnderTheirOwnKey) {
+  testkit::TempDir dir("moejit-tune-test");
+  const std::vector<codegen::KernelSpec> specs = {
+      {codegen::KernelKind::Combine, kSmall, {}},
+      {codegen::KernelKind::RouteCount, kSmall, {}},
+      {codegen::KernelKind::RouteScan, kSmall, {}},
+      {codegen::KernelKind::RouteScatter, kSmall, {}},
+      {codegen::KernelKind::Gemm1, kSmall, TileConfig{64, 64, 3, 2, 2}}};
+  {
+    store::CubinStore store(dir.path);
+    runtime::BuildOptions options;
+    options.workers = 1;
+    auto results = runtime::buildEach(specs, "sm_80", store, options);
+    ASSERT_EQ(results.size(), specs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      ASSERT_TRUE(results[i].ok()) << results[i].error;
+      EXPECT_EQ(results[i].kernel.entry.meta.kernel, specs[i].name());
+      EXPECT_NE(results[i].kernel.entry.cubin.find(specs[i].name()), std::string::npos)
+          << "the cubin holds " << specs[i].name();
+    }
+    // Two programs: routing and combine (no dynamic shared memory), and the
+    // mma GEMM (which declares some) alone.
+    EXPECT_EQ(results[0].kernel.program_kernels, 4);
+    EXPECT_EQ(results[4].kernel.program_kernels, 1);
+    EXPECT_EQ(results[0].kernel.entry.cubin, results[3].kernel.entry.cubin);
+    EXPECT_EQ(store.compiles(), specs.size());
+  }
+  store::CubinStore again(dir.path);
+  runtime::BuildOptions no_compile;
+  no_compile.no_compile = true;
+  for (const runtime::BuildResult &r : runtime::buildEach(specs, "sm_80", again, no_compile))
+    EXPECT_TRUE(r.ok() && r.kernel.from_cache) << r.kernel.spec.name() << ": " << r.error;
+  EXPECT_EQ(again.hits(), specs.size());
+}
+
+/// A kernel listed twice is compiled once (and its key locked once) and
+/// both results hold it.
+TEST(BuildEach, AKernelListedTwiceIsBuiltOnce) {
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
+  const codegen::KernelSpec count{codegen::KernelKind::RouteCount, kSmall, {}};
+  const codegen::KernelSpec combine{codegen::KernelKind::Combine, kSmall, {}};
+  runtime::BuildOptions options;
+  options.workers = 1;
+  std::vector<std::string> done;
+  options.on_done = [&](const runtime::BuildResult &r, size_t, size_t) {
+    done.push_back(r.kernel.spec.name());
+  };
+  auto results = runtime::buildEach({count, combine, count}, "sm_80", store, options);
+  ASSERT_EQ(results.size(), 3u);
+  for (const runtime::BuildResult &r : results)
+    ASSERT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(results[2].kernel.spec.name(), count.name());
+  EXPECT_EQ(results[2].kernel.entry.cubin, results[0].kernel.entry.cubin);
+  EXPECT_EQ(store.compiles(), 2u);
+  EXPECT_EQ(done.size(), 3u);
+}
+
 /// Captures what the library logs while alive, at info level.
 class CapturedLog {
 public:

@@ -180,7 +180,7 @@ struct RuntimeOptions {
 struct CacheStats {
   uint64_t hits = 0;     ///< kernels found in memory or on disk
   uint64_t misses = 0;   ///< kernels not found (compiled, or a CacheMiss)
-  uint64_t compiles = 0; ///< NVRTC compiles done
+  uint64_t compiles = 0; ///< kernels NVRTC compiled (several may share a program)
   /// Some compiled kernel could not be saved (no root; a root that is not
   /// writable, not trusted or full) and lives in memory only.
   bool memory_only = false;

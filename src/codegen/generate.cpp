@@ -4,6 +4,7 @@
 #include "moe_launch_abi.cuh"
 #include "workload/shape.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <spdlog/fmt/fmt.h>
 
 namespace moejit::codegen {
@@ -105,35 +106,41 @@ int KernelSpec::dynamicSharedBytes() const {
   return mmaSharedBytes(tile, kind == KernelKind::Gemm1 ? GemmKind::Gemm1 : GemmKind::Gemm2);
 }
 
-std::string generateSource(const KernelSpec &spec) {
-  const MoeShape &s = spec.shape;
-  std::string out =
-      fmt::format("// moejit generated unit (generator v{}): {}\n", kGeneratorVersion, spec.name());
+namespace {
+
+/// One kernel's unit: the template it includes, and what follows the include.
+struct Unit {
+  std::string header;
   std::string body;
+};
+
+Unit unitOf(const KernelSpec &spec) {
+  const MoeShape &s = spec.shape;
+  std::string header, body;
   if (isGemm(spec.kind)) {
     const bool gemm1 = spec.kind == KernelKind::Gemm1;
     if (spec.usesMma() && spec.tile.swap) {
       const TileConfig &t = spec.tile;
-      out += "#include \"kernels/moe_gemm_swap.cuh\"\n";
+      header = "kernels/moe_gemm_swap.cuh";
       body =
           fmt::format("using Kernel = SwapGemm<S, SwapTile<{}, {}>, {}>;\n", t.bm, t.stages, gemm1);
     } else if (spec.usesMma() && spec.tile.ws) {
       const TileConfig &t = spec.tile;
-      out += "#include \"kernels/moe_gemm_ws.cuh\"\n";
+      header = "kernels/moe_gemm_ws.cuh";
       body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn, t.stages,
                          t.staged, t.inflight, gemm1);
     } else if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
-      out += "#include \"kernels/moe_gemm_wgmma.cuh\"\n";
+      header = "kernels/moe_gemm_wgmma.cuh";
       body = fmt::format("using Kernel = WgmmaGemm<S, WgmmaTile<{}, {}, {}, {}>, {}>;\n", t.bm,
                          t.bn, t.stages, t.inflight, gemm1);
     } else if (spec.usesMma()) {
       const TileConfig &t = spec.tile;
-      out += "#include \"kernels/moe_gemm_mma.cuh\"\n";
+      header = "kernels/moe_gemm_mma.cuh";
       body = fmt::format("using Kernel = MmaGemm<S, MmaTile<{}, {}, {}, {}, {}>, {}>;\n", t.bm,
                          t.bn, t.stages, t.warps_m, t.warps_n, gemm1);
     } else {
-      out += "#include \"kernels/moe_gemm_simt.cuh\"\n";
+      header = "kernels/moe_gemm_simt.cuh";
       body = fmt::format("using Kernel = SimtGemm<S, {}>;\n", gemm1);
     }
     // The host launches with its own copy of these numbers: make a mismatch
@@ -157,7 +164,7 @@ std::string generateSource(const KernelSpec &spec) {
                           spec.threads(), spec.name(), kChainedPrologue);
   } else {
     const KindInfo k = info(spec.kind);
-    out += fmt::format("#include \"{}\"\n", k.header);
+    header = k.header;
     // As for the GEMMs: the block size launched is the one the device code
     // was written for, or the unit does not compile.
     body = fmt::format("static_assert({} == {}, \"host and device disagree on the launch "
@@ -167,10 +174,47 @@ std::string generateSource(const KernelSpec &spec) {
                         "{}(const LaunchParams p) {{ {} {}(p); }}\n",
                         spec.threads(), spec.name(), kChainedPrologue, k.function);
   }
-  out += "using namespace moejit_dev;\n";
-  out += fmt::format("using S = Shape<{}, {}, {}, {}, {}{}>;\n", s.k, s.hidden, s.intermediate,
-                     s.experts, dtypeConstant(s.dtype), spec.addsToY() ? ", true" : "");
-  out += body;
+  return {header, fmt::format("using namespace moejit_dev;\n"
+                              "using S = Shape<{}, {}, {}, {}, {}{}>;\n",
+                              s.k, s.hidden, s.intermediate, s.experts, dtypeConstant(s.dtype),
+                              spec.addsToY() ? ", true" : "") +
+                      body};
+}
+
+} // namespace
+
+std::string generateSource(const KernelSpec &spec) {
+  const Unit unit = unitOf(spec);
+  return fmt::format("// moejit generated unit (generator v{}): {}\n#include \"{}\"\n{}",
+                     kGeneratorVersion, spec.name(), unit.header, unit.body);
+}
+
+std::string programFamily(const KernelSpec &spec) {
+  // The GEMMs on tensor cores declare their dynamic shared memory, each
+  // template with its own alignment; the other kernels declare none.
+  return spec.usesMma() ? unitOf(spec).header : std::string();
+}
+
+std::string generateProgram(llvm::ArrayRef<KernelSpec> specs) {
+  if (specs.size() == 1)
+    return generateSource(specs.front());
+  std::string out =
+      fmt::format("// moejit generated program (generator v{}): {} kernels\n", kGeneratorVersion,
+                  specs.size());
+  std::vector<Unit> units;
+  std::vector<std::string> headers;
+  for (const KernelSpec &spec : specs) {
+    units.push_back(unitOf(spec));
+    if (llvm::find(headers, units.back().header) == headers.end())
+      headers.push_back(units.back().header);
+  }
+  for (const std::string &h : headers)
+    out += fmt::format("#include \"{}\"\n", h);
+  // Each unit in a namespace of its own, so that their S and Kernel aliases
+  // do not meet; the kernels are extern "C", named as when alone.
+  for (size_t i = 0; i < units.size(); ++i)
+    out += fmt::format("namespace moejit_unit{} {{\n// {}\n{}}}\n", i, specs[i].name(),
+                       units[i].body);
   return out;
 }
 

@@ -5,6 +5,8 @@
 #include "codegen/tile_config.h"
 #include "moejit/moejit.hpp"
 
+#include <llvm/ADT/ArrayRef.h>
+
 #include <string>
 #include <vector>
 
@@ -52,5 +54,18 @@ const char *kindName(KernelKind kind);
 
 /// The generated unit: the same spec gives the same bytes on every machine.
 std::string generateSource(const KernelSpec &spec);
+
+/// Kernels of one family may share an NVRTC program with each kernel's
+/// binary what it is alone: PTX gives a module's dynamic shared memory the
+/// largest alignment any of its kernels declares, which would move the
+/// static shared memory of kernels that declare a smaller one (measured:
+/// routing kernels rounded up to 1 KiB next to a GEMM). Kernels whose
+/// templates declare the same (or none) are one family.
+std::string programFamily(const KernelSpec &spec);
+
+/// One NVRTC program holding every spec's unit (each include once, each unit
+/// in its own namespace; the kernels keep their names). One spec: its unit.
+/// Specs of one programFamily.
+std::string generateProgram(llvm::ArrayRef<KernelSpec> specs);
 
 } // namespace moejit::codegen

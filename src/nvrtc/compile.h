@@ -1,5 +1,5 @@
-// NVRTC: compiles one generated unit to a cubin for a named architecture.
-// Needs no GPU.
+// NVRTC: compiles a generated program (one or more kernels' units) to a
+// cubin for a named architecture. Needs no GPU.
 #pragma once
 
 #include <llvm/Support/Error.h>
@@ -17,10 +17,9 @@ struct Resources {
   int static_shared_bytes = 0;
 };
 
-struct CompiledKernel {
-  std::string cubin;
-  Resources resources;
-  std::string log;
+struct CompiledProgram {
+  std::string cubin; ///< every kernel of the program
+  std::string log;   ///< ptxas -v: one section per kernel (kernelLog)
   double compile_ms = 0;
 };
 
@@ -44,13 +43,22 @@ bool debugPipelines();
 /// The options every compile uses for `arch`, in order.
 std::vector<std::string> compileOptions(const std::string &arch);
 
-/// Compiles `source` (which #includes the embedded templates). A failure is
-/// an error holding the NVRTC log, the options and the path where the source
-/// was kept for inspection ($TMPDIR/moejit-<uid>/, the newest 32 kept).
-llvm::Expected<CompiledKernel> compile(const std::string &kernel_name, const std::string &source,
-                                       const std::string &arch);
+/// Compiles `source` (which #includes the embedded templates), named
+/// `program_name` in logs. A failure is an error holding the NVRTC log, the
+/// options and the path where the source was kept for inspection
+/// ($TMPDIR/moejit-<uid>/, the newest 32 kept).
+llvm::Expected<CompiledProgram> compile(const std::string &program_name, const std::string &source,
+                                        const std::string &arch);
 
-/// Reads ptxas -v output.
+/// The lines of a program's log that concern `kernel`: its own section
+/// (from ptxas' "Compiling entry function '<kernel>'" to the next), and the
+/// lines outside every section that name it or name no kernel of
+/// `program_kernels` (ptxas prints its advisories before the sections, naming
+/// the function). A one-kernel program's log is all its kernel's.
+std::string kernelLog(const std::string &log, const std::string &kernel,
+                      const std::vector<std::string> &program_kernels);
+
+/// Reads ptxas -v output of one kernel (kernelLog).
 Resources parseResources(const std::string &log);
 
 } // namespace moejit::nvrtc

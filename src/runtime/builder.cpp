@@ -6,13 +6,14 @@
 #include "nvrtc/compile.h"
 #include "nvrtc/library.h"
 #include "runtime/launch_params.h"
+#include "runtime/program_groups.h"
 #include "workload/shape.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/ThreadPool.h>
 
 #include <algorithm>
 #include <mutex>
-#include <numeric>
 
 namespace moejit::runtime {
 
@@ -109,126 +110,215 @@ std::string unbuildable(const KernelSpec &spec, const Arch &arch) {
   return {};
 }
 
-/// A rough rank of a kernel's NVRTC time, so that the longest compiles
-/// start first. One core, the seed shape's 12 kernels: persistent
-/// warp-specialised GEMMs 190-240 ms, the other GEMMs and the routing
-/// scatter 120-220, the rest 50-130; in plan order two workers finished
-/// ~60 ms after longest first (NOTES.md, session 22).
-int compileRank(const KernelSpec &spec) {
-  switch (spec.kind) {
-  case KernelKind::Gemm1:
-  case KernelKind::Gemm2:
-    return spec.tile.ws && !spec.tile.swap ? 3 : 2;
-  case KernelKind::RouteScatter:
-  case KernelKind::RouteWide: // ~400 ms on one core (session 24)
-    return 2;
-  case KernelKind::RouteBlock:
-    return 1;
-  default:
-    return 0;
+/// What the builder knows of a spec before it compiles.
+struct Lookup {
+  std::string source; ///< the kernel's own unit (its key's)
+  std::string key;
+  store::EntryName name;
+};
+
+/// Compiles and publishes groups of misses. One instance serves every
+/// worker thread: a run() touches only its own members' results, and the
+/// store is thread-safe.
+class ProgramBuild {
+public:
+  ProgramBuild(llvm::ArrayRef<KernelSpec> specs, llvm::ArrayRef<Lookup> lookups,
+               std::vector<BuildResult> &results, const Arch &arch, store::CubinStore &store)
+      : specs_(specs), lookups_(lookups), results_(results), arch_(arch), store_(store) {}
+
+  /// Builds `members` (indices of specs), one NVRTC program where it can.
+  void run(std::vector<size_t> members) {
+    // Processes warming the same shapes take turns per entry: the second
+    // look under the lock finds what the holder published, so each entry
+    // is compiled once. Locks are taken in key order, so two processes
+    // that group the kernels differently never wait on each other; held
+    // until after publish; not held at all (and not needed) in a
+    // read-only root.
+    std::sort(members.begin(), members.end(),
+              [&](size_t a, size_t b) { return lookups_[a].key < lookups_[b].key; });
+    std::vector<store::FileLock> locks;
+    std::vector<size_t> left;
+    for (size_t i : members) {
+      locks.push_back(store_.lockKey(lookups_[i].name));
+      if (std::optional<store::Entry> hit = store_.loadAgain(lookups_[i].name)) {
+        results_[i].kernel.entry = std::move(*hit);
+        results_[i].kernel.from_cache = true;
+      } else {
+        left.push_back(i);
+      }
+    }
+    std::sort(left.begin(), left.end());
+    if (left.empty() || compile(left) || left.size() == 1)
+      return;
+    // NVRTC refused the program: each alone, for an error that names its
+    // kernel.
+    for (size_t i : left)
+      compile({i});
   }
-}
+
+private:
+  /// False when NVRTC failed on a program of several kernels (nothing set).
+  bool compile(const std::vector<size_t> &members) {
+    std::vector<KernelSpec> specs;
+    std::vector<std::string> names;
+    for (size_t i : members) {
+      specs.push_back(specs_[i]);
+      names.push_back(specs_[i].name());
+    }
+    const bool alone = members.size() == 1;
+    const std::string program =
+        alone ? names.front() : fmt::format("{}_and_{}_more", names.front(), names.size() - 1);
+    logger().info("compiling {} for {}", program, arch_.name());
+    auto compiled = nvrtc::compile(
+        program, alone ? lookups_[members.front()].source : codegen::generateProgram(specs),
+        arch_.name());
+    if (!compiled) {
+      if (!alone) {
+        logger().info("compile of {} failed; its {} kernels again one by one: {}", program,
+                      names.size(), errorMessage(compiled.takeError()));
+        return false;
+      }
+      BuildResult &r = results_[members.front()];
+      r.code = ErrorCode::CompileFailed;
+      r.error = errorMessage(compiled.takeError());
+      logger().info("compile of {} failed", program);
+      return true;
+    }
+    for (size_t n = 0; n < members.size(); ++n)
+      finish(members[n], *compiled, nvrtc::kernelLog(compiled->log, names[n], names),
+             members.size());
+    return true;
+  }
+
+  /// One kernel of a compiled program: checked, then published.
+  void finish(size_t i, const nvrtc::CompiledProgram &compiled, const std::string &log,
+              size_t program_kernels) {
+    const KernelSpec &spec = specs_[i];
+    BuildResult &r = results_[i];
+    store_.countCompile();
+    const nvrtc::Resources resources = nvrtc::parseResources(log);
+    logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes){}", spec.name(),
+                  compiled.compile_ms, resources.registers, resources.spill_bytes,
+                  program_kernels > 1
+                      ? fmt::format(", one program of {} kernels", program_kernels)
+                      : std::string());
+    if (resources.spill_bytes > 0)
+      warnOnce("spill:" + spec.name(), fmt::format("{} spills {} bytes to local memory",
+                                                   spec.name(), resources.spill_bytes));
+    if (std::string why = refusedHopperBuild(spec, resources, log, nvrtc::debugPipelines());
+        !why.empty()) {
+      r.code = ErrorCode::CompileFailed;
+      r.error = std::move(why);
+      return;
+    }
+    const Lookup &l = lookups_[i];
+    store::Entry &e = r.kernel.entry;
+    // The program's cubin under each of its kernels' keys: a kernel's code
+    // in it is what it is alone (codegen::programFamily).
+    e.cubin = compiled.cubin;
+    e.meta = {l.key,
+              spec.name(),
+              arch_.name(),
+              nvrtc::version(),
+              resources.registers,
+              resources.spill_bytes,
+              resources.static_shared_bytes,
+              compiled.compile_ms};
+    r.kernel.program_kernels = static_cast<int>(program_kernels);
+    store::Published published = store_.publish(l.name, e);
+    e.lease = std::move(published.lease);
+    r.kernel.not_saved = std::move(published.not_saved);
+  }
+
+  llvm::ArrayRef<KernelSpec> specs_;
+  llvm::ArrayRef<Lookup> lookups_;
+  std::vector<BuildResult> &results_;
+  const Arch &arch_;
+  store::CubinStore &store_;
+};
 } // namespace
 
 std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch &arch,
                                    store::CubinStore &store, const BuildOptions &options) {
   std::vector<BuildResult> results(specs.size());
-  std::mutex done_mutex;
   size_t done = 0;
+  std::mutex done_mutex;
   auto report = [&](size_t i) {
     if (!options.on_done)
       return;
     std::lock_guard<std::mutex> lock(done_mutex);
     options.on_done(results[i], ++done, specs.size());
   };
-  auto buildOne = [&](size_t i) {
+  // Everything found in the store (or that cannot be built) first; then
+  // the misses.
+  std::vector<Lookup> lookups(specs.size());
+  std::vector<size_t> misses;
+  // A kernel asked for twice is built once (its key's lock is not taken
+  // twice): (index, index of its first).
+  std::vector<std::pair<size_t, size_t>> repeats;
+  // An entry built by another NVRTC minor version is rebuilt where this
+  // process has an NVRTC; without one (a warmed, no-compile deployment) any
+  // build of the key will do.
+  const std::string nvrtc_version = nvrtc::version();
+  for (size_t i = 0; i < specs.size(); ++i) {
     const KernelSpec &spec = specs[i];
     BuildResult &r = results[i];
     r.kernel.spec = spec;
     if (std::string why = unbuildable(spec, arch); !why.empty()) {
       r.code = ErrorCode::InvalidArgument;
       r.error = std::move(why);
-      return;
+      report(i);
+      continue;
     }
+    Lookup &l = lookups[i];
     const std::string id = workload::workloadId(spec.shape);
-    const std::string source = codegen::generateSource(spec);
-    const std::string key = entryKey(spec, source, arch.name());
-    // An entry built by another NVRTC minor version is rebuilt where this
-    // process has an NVRTC; without one (a warmed, no-compile deployment)
-    // any build of the key will do.
-    const std::string nvrtc_version = nvrtc::version();
-    const store::EntryName name{id, key, spec.name(), arch.name(),
-                                nvrtc_version == "none" ? std::string() : nvrtc_version};
-    if (std::optional<store::Entry> hit = store.load(name)) {
+    l.source = codegen::generateSource(spec);
+    l.key = entryKey(spec, l.source, arch.name());
+    l.name = {id, l.key, spec.name(), arch.name(),
+              nvrtc_version == "none" ? std::string() : nvrtc_version};
+    if (std::optional<store::Entry> hit = store.load(l.name)) {
       r.kernel.entry = std::move(*hit);
       r.kernel.from_cache = true;
-      return;
-    }
-    if (options.no_compile) {
+      report(i);
+    } else if (options.no_compile) {
       r.code = ErrorCode::CacheMiss;
       r.error = fmt::format("no-compile mode: kernel {} of workload {} ({}) for {} is not in the "
                             "cache {} (key {}); warm the cache with `moejit warm`",
                             spec.name(), id, workload::canonicalText(spec.shape), arch.name(),
-                            store.root(), key);
-      return;
-    }
-    // Processes warming the same shapes take turns per entry: the second
-    // look under the lock finds what the holder published, so each entry is
-    // compiled once. Held until after publish; not held at all (and not
-    // needed) in a read-only root.
-    store::FileLock compile_lock = store.lockKey(name);
-    if (std::optional<store::Entry> hit = store.loadAgain(name)) {
-      r.kernel.entry = std::move(*hit);
-      r.kernel.from_cache = true;
-      return;
-    }
-    logger().info("compiling {} for {}", spec.name(), arch.name());
-    auto compiled = nvrtc::compile(spec.name(), source, arch.name());
-    store.countCompile();
-    if (!compiled) {
-      r.code = ErrorCode::CompileFailed;
-      r.error = errorMessage(compiled.takeError());
-      logger().info("compile of {} failed", spec.name());
-      return;
-    }
-    logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes)", spec.name(),
-                  compiled->compile_ms, compiled->resources.registers,
-                  compiled->resources.spill_bytes);
-    if (std::string why = refusedHopperBuild(spec, compiled->resources, compiled->log,
-                                             nvrtc::debugPipelines());
-        !why.empty()) {
-      r.code = ErrorCode::CompileFailed;
-      r.error = std::move(why);
-      return;
-    }
-    store::Entry &e = r.kernel.entry;
-    e.cubin = std::move(compiled->cubin);
-    e.meta = {key,
-              spec.name(),
-              arch.name(),
-              nvrtc_version,
-              compiled->resources.registers,
-              compiled->resources.spill_bytes,
-              compiled->resources.static_shared_bytes,
-              compiled->compile_ms};
-    store::Published published = store.publish(name, e);
-    e.lease = std::move(published.lease);
-    r.kernel.not_saved = std::move(published.not_saved);
-  };
-  // NVRTC programs are independent; compile them side by side, the
-  // longest first (results keep the order of `specs`).
-  std::vector<size_t> order(specs.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return compileRank(specs[a]) > compileRank(specs[b]);
-  });
-  llvm::ThreadPool pool(llvm::hardware_concurrency());
-  for (size_t i : order)
-    pool.async([&buildOne, &report, i] {
-      buildOne(i);
+                            store.root(), l.key);
       report(i);
+    } else if (auto first = llvm::find_if(
+                   misses, [&](size_t m) { return lookups[m].key == l.key; });
+               first != misses.end()) {
+      repeats.emplace_back(i, *first);
+    } else {
+      misses.push_back(i);
+    }
+  }
+  if (misses.empty())
+    return results;
+  // NVRTC programs are independent: compile them side by side, the longest
+  // first (results keep the order of `specs`).
+  std::vector<KernelSpec> missed;
+  for (size_t i : misses)
+    missed.push_back(specs[i]);
+  llvm::ThreadPool pool(llvm::hardware_concurrency(options.workers));
+  ProgramBuild build(specs, lookups, results, arch, store);
+  for (std::vector<size_t> &program : groupIntoPrograms(missed, pool.getThreadCount())) {
+    for (size_t &n : program)
+      n = misses[n];
+    pool.async([&build, &report, program] {
+      build.run(program);
+      for (size_t i : program)
+        report(i);
     });
+  }
   pool.wait();
+  for (auto [i, first] : repeats) {
+    results[i] = results[first];
+    results[i].kernel.spec = specs[i];
+    report(i);
+  }
   return results;
 }
 

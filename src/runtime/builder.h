@@ -20,6 +20,9 @@ struct BuiltKernel {
   codegen::KernelSpec spec;
   store::Entry entry;
   bool from_cache = false;
+  /// Kernels in the NVRTC program this one was compiled in (compile_ms is
+  /// the program's); 1 when alone or from the cache.
+  int program_kernels = 1;
   /// Compiled but kept in memory only: why it could not be saved.
   std::string not_saved;
 };
@@ -85,9 +88,14 @@ struct BuildOptions {
   /// workload, kernel and key; nothing is compiled.
   bool no_compile = false;
   KernelDone on_done; ///< progress of a long build (warm); may be empty
+  /// Compiling threads (and so how the misses group into NVRTC programs,
+  /// groupIntoPrograms); 0: one per core.
+  unsigned workers = 0;
 };
 
-/// Fetches or compiles every spec (in parallel), each with its own outcome:
+/// Fetches or compiles every spec (in parallel; the misses grouped into
+/// NVRTC programs by groupIntoPrograms, each kernel published under its own
+/// key with its program's cubin), each with its own outcome:
 /// the autotuner records failed candidates instead of stopping.
 std::vector<BuildResult> buildEach(llvm::ArrayRef<codegen::KernelSpec> specs, const Arch &arch,
                                    store::CubinStore &store, const BuildOptions &options = {});

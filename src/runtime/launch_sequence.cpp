@@ -3,6 +3,8 @@
 #include "common/error.h"
 #include "runtime/tensor_maps.h"
 
+#include <llvm/ADT/STLExtras.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -55,15 +57,19 @@ bool launchesChained(const codegen::KernelSpec &spec) {
 ModuleSet::~ModuleSet() {
   if (driver::deviceCount() == 0)
     return;
-  for (CUmodule m : modules_)
-    driver::loaded().cuModuleUnload(m);
+  for (const Module &m : modules_)
+    driver::loaded().cuModuleUnload(m.module);
 }
 
 llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   const codegen::KernelSpec &spec = built.spec;
-  CUmodule module = nullptr;
-  MOEJIT_CU(cuModuleLoadData(&module, built.entry.cubin.data()));
-  modules_.push_back(module);
+  const std::string &cubin = built.entry.cubin;
+  auto same = llvm::find_if(modules_, [&](const Module &m) { return m.cubin == cubin; });
+  CUmodule module = same != modules_.end() ? same->module : nullptr;
+  if (!module) {
+    MOEJIT_CU(cuModuleLoadData(&module, cubin.data()));
+    modules_.push_back({cubin, module});
+  }
   LoadedKernel k;
   MOEJIT_CU(cuModuleGetFunction(&k.function, module, spec.name().c_str()));
   k.threads = spec.threads();

@@ -77,12 +77,17 @@ public:
   ModuleSet(const ModuleSet &) = delete;
   ModuleSet &operator=(const ModuleSet &) = delete;
   ~ModuleSet();
-  /// Loads a cubin and returns its single kernel, with the shared-memory
+  /// Loads a kernel's cubin (once: kernels compiled in one NVRTC program
+  /// carry the same cubin) and returns the kernel, with the shared-memory
   /// attribute set.
   llvm::Expected<LoadedKernel> load(const BuiltKernel &built);
 
 private:
-  std::vector<CUmodule> modules_;
+  struct Module {
+    std::string cubin;
+    CUmodule module;
+  };
+  std::vector<Module> modules_;
 };
 
 /// One launch of `k` with the parameter block (and, for the warp-specialised

@@ -123,7 +123,8 @@ public:
   bool memoryOnly() const;
   uint64_t hits() const;
   uint64_t misses() const;
-  /// NVRTC compiles done for this store (counted by the builder).
+  /// Kernels NVRTC compiled for this store (counted by the builder; several
+  /// may have shared one NVRTC program).
   uint64_t compiles() const;
   void countCompile();
   /// Entries published to disk, and entries that could not be.

@@ -34,6 +34,13 @@ void ProgressLine::clear() {
   shown_ = false;
 }
 
+std::string compileTime(const runtime::BuiltKernel &b) {
+  std::string text = std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms";
+  if (b.program_kernels > 1)
+    text += ", one program of " + std::to_string(b.program_kernels) + " kernels";
+  return text;
+}
+
 runtime::KernelDone kernelReporter(ProgressLine &line) {
   return [&line](const runtime::BuildResult &r, size_t done, size_t total) {
     const runtime::BuiltKernel &b = r.kernel;
@@ -49,7 +56,7 @@ runtime::KernelDone kernelReporter(ProgressLine &line) {
     std::string text = "  [" + std::to_string(done) + "/" + std::to_string(total) + "] " + what +
                        " " + b.spec.name();
     if (r.ok() && !b.from_cache)
-      text += " (" + std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms)";
+      text += " (" + compileTime(b) + ")";
     line.update(text);
   };
 }

@@ -32,4 +32,8 @@ private:
 /// or "failed".
 runtime::KernelDone kernelReporter(ProgressLine &line);
 
+/// "274 ms", or "537 ms, one program of 2 kernels" for a kernel NVRTC
+/// compiled with others (the time is the program's).
+std::string compileTime(const runtime::BuiltKernel &b);
+
 } // namespace moejit::cli

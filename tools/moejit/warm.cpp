@@ -255,15 +255,14 @@ int runWarm(const WarmArgs &a) {
         std::printf(
             "  %-64s %5d %6d %8d %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
             b.entry.meta.spill_bytes, smem,
-            b.from_cache
-                ? "cached"
-                : (std::to_string(static_cast<int>(b.entry.meta.compile_ms)) + " ms").c_str());
+            b.from_cache ? "cached" : compileTime(b).c_str());
       llvm::json::Object k{{"name", b.spec.name()},
                            {"status", b.from_cache ? "cached" : "compiled"},
                            {"registers", b.entry.meta.registers},
                            {"spill_bytes", b.entry.meta.spill_bytes},
                            {"shared_bytes", smem},
-                           {"compile_ms", b.from_cache ? 0.0 : b.entry.meta.compile_ms}};
+                           {"compile_ms", b.from_cache ? 0.0 : b.entry.meta.compile_ms},
+                           {"program_kernels", b.program_kernels}};
       if (!b.not_saved.empty()) {
         not_saved[b.not_saved].push_back(b.spec.name());
         k["not_saved"] = b.not_saved;

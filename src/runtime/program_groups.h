@@ -1,0 +1,33 @@
+// Which kernels NVRTC compiles together. Every program costs NVRTC a fixed
+// ~35 ms (its built-in header, module setup, ptxas start) whatever it
+// holds, so on few cores fewer, larger programs finish sooner; with cores
+// to spare, one kernel per program finishes soonest.
+#pragma once
+
+#include "codegen/generate.h"
+
+#include <llvm/ADT/ArrayRef.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace moejit::runtime {
+
+/// NVRTC's time for one kernel alone, roughly, on one core of the 2-core
+/// build machine (NOTES.md, session 27): enough to order and group them.
+double estimatedCompileMs(const codegen::KernelSpec &spec);
+
+/// What one program more costs, whatever it holds (session 27: merging two
+/// kernels' units saved 31-41 ms).
+inline constexpr double kProgramFixedMs = 35;
+
+/// Groups `specs` (indices into it) into NVRTC programs for `workers`
+/// threads, the programs longest first. Up to 2 x workers programs, each
+/// kernel alone; beyond, the two cheapest programs of one family merge
+/// until 2 x workers are left (enough of them for the threads to finish
+/// together) or no two of a family are left. Each index is in exactly one
+/// program; a program holds one codegen::programFamily.
+std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<codegen::KernelSpec> specs,
+                                                   unsigned workers);
+
+} // namespace moejit::runtime
