@@ -148,17 +148,20 @@ public:
       }
     }
     std::sort(left.begin(), left.end());
-    if (left.empty() || compile(left) || left.size() == 1)
+    if (left.empty())
       return;
-    // NVRTC refused the program: each alone, for an error that names its
-    // kernel.
-    for (size_t i : left)
+    // What failed in a program of several is tried alone, so that an error
+    // names one kernel and one kernel's trouble costs no other its build.
+    for (size_t i : compile(left))
       compile({i});
   }
 
 private:
-  /// False when NVRTC failed on a program of several kernels (nothing set).
-  bool compile(const std::vector<size_t> &members) {
+  /// Compiles `members` as one program and finishes each. Returns the
+  /// members to try alone, with nothing of theirs set: every one when NVRTC
+  /// failed on a program of several, those refused (refusedHopperBuild)
+  /// in one. Alone, every outcome is final and nothing is returned.
+  std::vector<size_t> compile(const std::vector<size_t> &members) {
     std::vector<KernelSpec> specs;
     std::vector<std::string> names;
     for (size_t i : members) {
@@ -176,26 +179,28 @@ private:
       if (!alone) {
         logger().info("compile of {} failed; its {} kernels again one by one: {}", program,
                       names.size(), errorMessage(compiled.takeError()));
-        return false;
+        return members;
       }
       BuildResult &r = results_[members.front()];
       r.code = ErrorCode::CompileFailed;
       r.error = errorMessage(compiled.takeError());
       logger().info("compile of {} failed", program);
-      return true;
+      return {};
     }
+    std::vector<size_t> again;
     for (size_t n = 0; n < members.size(); ++n)
-      finish(members[n], *compiled, nvrtc::kernelLog(compiled->log, names[n], names),
-             members.size());
-    return true;
+      if (!finish(members[n], *compiled, nvrtc::kernelLog(compiled->log, names[n], names),
+                  members.size()))
+        again.push_back(members[n]);
+    return again;
   }
 
-  /// One kernel of a compiled program: checked, then published.
-  void finish(size_t i, const nvrtc::CompiledProgram &compiled, const std::string &log,
+  /// One kernel of a compiled program: checked, then published. False,
+  /// with nothing set, when a kernel of a program of several is refused.
+  bool finish(size_t i, const nvrtc::CompiledProgram &compiled, const std::string &log,
               size_t program_kernels) {
     const KernelSpec &spec = specs_[i];
     BuildResult &r = results_[i];
-    store_.countCompile();
     const nvrtc::Resources resources = nvrtc::parseResources(log);
     logger().info("compiled {} in {:.0f} ms ({} registers, {} spill bytes){}", spec.name(),
                   compiled.compile_ms, resources.registers, resources.spill_bytes,
@@ -207,10 +212,14 @@ private:
                                                    spec.name(), resources.spill_bytes));
     if (std::string why = refusedHopperBuild(spec, resources, log, nvrtc::debugPipelines());
         !why.empty()) {
+      if (program_kernels > 1)
+        return false;
+      store_.countCompile();
       r.code = ErrorCode::CompileFailed;
       r.error = std::move(why);
-      return;
+      return true;
     }
+    store_.countCompile();
     const Lookup &l = lookups_[i];
     store::Entry &e = r.kernel.entry;
     // The program's cubin under each of its kernels' keys: a kernel's code
@@ -228,6 +237,7 @@ private:
     store::Published published = store_.publish(l.name, e);
     e.lease = std::move(published.lease);
     r.kernel.not_saved = std::move(published.not_saved);
+    return true;
   }
 
   llvm::ArrayRef<KernelSpec> specs_;
