@@ -9,15 +9,18 @@ using codegen::KernelKind;
 using codegen::KernelSpec;
 
 double estimatedCompileMs(const KernelSpec &spec) {
-  // Measured alone, -minimal, the seed shape (2-core machine, idle).
+  // Measured alone, -minimal, on the seed and deepseek-v2-lite shapes
+  // (2-core machine, idle; NOTES.md, session 27).
   switch (spec.kind) {
   case KernelKind::Gemm1:
   case KernelKind::Gemm2:
     if (!spec.usesMma())
       return 120;
-    if (spec.tile.ws && !spec.tile.swap)
-      return 230; // persistent warp-specialised: 180-300
-    return 180;   // swap-AB 150-210 (256-row tiles ~1000), mma and wgmma
+    if (spec.tile.swap) // a main loop and an epilogue per token width
+      return spec.tile.bm <= 32 ? 160 : spec.tile.bm <= 64 ? 200 : spec.tile.bm <= 128 ? 400 : 1000;
+    if (spec.tile.ws) // persistent warp-specialised: 140-300
+      return 230;
+    return 180; // mma and wgmma
   case KernelKind::RouteWide:
     return 330;
   case KernelKind::RouteScatter:
@@ -29,25 +32,56 @@ double estimatedCompileMs(const KernelSpec &spec) {
   }
 }
 
+namespace {
+
+struct Program {
+  std::vector<size_t> members;
+  std::string family;
+  double ms; ///< estimated
+};
+
+bool cheaper(const Program &a, const Program &b) { return a.ms < b.ms; }
+
+/// When the last of `programs` would finish on `workers` threads taking
+/// them longest first, as the builder's pool does.
+double makespan(std::vector<Program> programs, unsigned workers) {
+  std::stable_sort(programs.begin(), programs.end(),
+                   [](const Program &a, const Program &b) { return cheaper(b, a); });
+  std::vector<double> load(workers, 0.0);
+  for (const Program &p : programs)
+    *std::min_element(load.begin(), load.end()) += p.ms;
+  return *std::max_element(load.begin(), load.end());
+}
+
+} // namespace
+
 std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<KernelSpec> specs,
                                                    unsigned workers) {
-  struct Program {
-    std::vector<size_t> members;
-    std::string family;
-    double ms;
-  };
+  workers = std::max(1u, workers);
   std::vector<Program> programs;
   for (size_t i = 0; i < specs.size(); ++i)
     programs.push_back({{i}, codegen::programFamily(specs[i]), estimatedCompileMs(specs[i])});
-  const size_t target = 2 * static_cast<size_t>(std::max(1u, workers));
-  auto cheaper = [](const Program &a, const Program &b) { return a.ms < b.ms; };
-  while (programs.size() > target) {
+  // No program past three quarters of a worker's share (or the dearest
+  // kernel): two dear kernels in one program would leave a thread idle
+  // while it compiles (deepseek-v2-lite's 256-row swap-AB pair, ~1 s each).
+  double total = 0, dearest = 0;
+  for (const Program &p : programs) {
+    total += p.ms;
+    dearest = std::max(dearest, p.ms);
+  }
+  const double cap = std::max(dearest, 0.75 * total / workers);
+  // Merge the cheapest program that has a partner with its cheapest
+  // partner, again and again, and keep the step that finishes soonest
+  // (the later of equals: fewer programs, less CPU).
+  std::vector<Program> best = programs;
+  double best_ms = makespan(programs, workers);
+  while (specs.size() > 2 * static_cast<size_t>(workers)) {
     std::stable_sort(programs.begin(), programs.end(), cheaper);
-    // The cheapest program that has a partner, with its cheapest partner.
     bool merged = false;
     for (size_t a = 0; a < programs.size() && !merged; ++a)
       for (size_t b = a + 1; b < programs.size(); ++b) {
-        if (programs[b].family != programs[a].family)
+        if (programs[b].family != programs[a].family ||
+            programs[a].ms + programs[b].ms - kProgramFixedMs > cap)
           continue;
         Program &into = programs[a];
         into.members.insert(into.members.end(), programs[b].members.begin(),
@@ -59,11 +93,15 @@ std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<KernelSpec> sp
       }
     if (!merged)
       break;
+    if (const double ms = makespan(programs, workers); ms <= best_ms) {
+      best_ms = ms;
+      best = programs;
+    }
   }
-  std::stable_sort(programs.begin(), programs.end(),
-                   [&](const Program &a, const Program &b) { return cheaper(b, a); });
+  std::stable_sort(best.begin(), best.end(),
+                   [](const Program &a, const Program &b) { return cheaper(b, a); });
   std::vector<std::vector<size_t>> out;
-  for (Program &p : programs) {
+  for (Program &p : best) {
     std::sort(p.members.begin(), p.members.end());
     out.push_back(std::move(p.members));
   }

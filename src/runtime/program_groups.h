@@ -22,10 +22,11 @@ double estimatedCompileMs(const codegen::KernelSpec &spec);
 inline constexpr double kProgramFixedMs = 35;
 
 /// Groups `specs` (indices into it) into NVRTC programs for `workers`
-/// threads, the programs longest first. Up to 2 x workers programs, each
-/// kernel alone; beyond, the two cheapest programs of one family merge
-/// until 2 x workers are left (enough of them for the threads to finish
-/// together) or no two of a family are left. Each index is in exactly one
+/// threads, the programs longest first. Up to 2 x workers kernels, each
+/// alone; beyond, the cheapest program of a family merges with the next
+/// cheapest of it, step by step (no program past the dearest kernel or 3/4
+/// of a worker's share), and of the steps the one whose estimated finish on
+/// `workers` threads is soonest is kept. Each index is in exactly one
 /// program; a program holds one codegen::programFamily.
 std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<codegen::KernelSpec> specs,
                                                    unsigned workers);
