@@ -84,20 +84,6 @@ TEST(ProgramGroups, OnTwoCoresTheSeedKernelsCompileAsFourPrograms) {
             1);
 }
 
-/// The estimated wall time of programs on `workers` threads taken longest
-/// first, as the builder's pool takes them.
-double estimatedWall(const std::vector<KernelSpec> &specs,
-                     const std::vector<std::vector<size_t>> &programs, unsigned workers) {
-  std::vector<double> load(std::max(1u, workers), 0.0);
-  for (const auto &p : programs) {
-    double ms = kProgramFixedMs;
-    for (size_t i : p)
-      ms += estimatedCompileMs(specs[i]) - kProgramFixedMs;
-    *std::min_element(load.begin(), load.end()) += ms;
-  }
-  return *std::max_element(load.begin(), load.end());
-}
-
 /// Grouping never makes the estimated wall time longer than one kernel per
 /// program, for the seed shape and for deepseek-v2-lite's set, whose two
 /// 256-row swap-AB kernels take ~1 s of NVRTC each (together in one
@@ -114,12 +100,10 @@ TEST(ProgramGroups, GroupingNeverLengthensTheEstimatedWall) {
       std::vector<std::vector<size_t>> alone;
       for (size_t i = 0; i < specs.size(); ++i)
         alone.push_back({i});
-      std::stable_sort(alone.begin(), alone.end(), [&](const auto &a, const auto &b) {
-        return estimatedCompileMs(specs[a[0]]) > estimatedCompileMs(specs[b[0]]);
-      });
       const auto programs = groupIntoPrograms(specs, workers);
       expectAPartition(specs, programs);
-      EXPECT_LE(estimatedWall(specs, programs, workers), estimatedWall(specs, alone, workers))
+      EXPECT_LE(estimatedFinishMs(specs, programs, workers),
+                estimatedFinishMs(specs, alone, workers))
           << specs.size() << " kernels, " << workers << " workers";
     }
 }

@@ -112,8 +112,7 @@ std::string unbuildable(const KernelSpec &spec, const Arch &arch) {
 
 /// What the builder knows of a spec before it compiles.
 struct Lookup {
-  std::string source; ///< the kernel's own unit (its key's)
-  std::string key;
+  std::string key; ///< over the kernel's own unit (entryKey)
   store::EntryName name;
 };
 
@@ -172,9 +171,7 @@ private:
     const std::string program =
         alone ? names.front() : fmt::format("{}_and_{}_more", names.front(), names.size() - 1);
     logger().info("compiling {} for {}", program, arch_.name());
-    auto compiled = nvrtc::compile(
-        program, alone ? lookups_[members.front()].source : codegen::generateProgram(specs),
-        arch_.name());
+    auto compiled = nvrtc::compile(program, codegen::generateProgram(specs), arch_.name());
     if (!compiled) {
       if (!alone) {
         logger().info("compile of {} failed; its {} kernels again one by one: {}", program,
@@ -282,8 +279,7 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch 
     }
     Lookup &l = lookups[i];
     const std::string id = workload::workloadId(spec.shape);
-    l.source = codegen::generateSource(spec);
-    l.key = entryKey(spec, l.source, arch.name());
+    l.key = entryKey(spec, codegen::generateSource(spec), arch.name());
     l.name = {id, l.key, spec.name(), arch.name(),
               nvrtc_version == "none" ? std::string() : nvrtc_version};
     if (std::optional<store::Entry> hit = store.load(l.name)) {

@@ -1,6 +1,7 @@
 #include "runtime/program_groups.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace moejit::runtime {
@@ -42,18 +43,36 @@ struct Program {
 
 bool cheaper(const Program &a, const Program &b) { return a.ms < b.ms; }
 
-/// When the last of `programs` would finish on `workers` threads taking
-/// them longest first, as the builder's pool does.
-double makespan(std::vector<Program> programs, unsigned workers) {
-  std::stable_sort(programs.begin(), programs.end(),
-                   [](const Program &a, const Program &b) { return cheaper(b, a); });
-  std::vector<double> load(workers, 0.0);
-  for (const Program &p : programs)
-    *std::min_element(load.begin(), load.end()) += p.ms;
+/// When the last of programs taking `ms` would finish on `workers` threads
+/// that take them longest first, as the builder's pool does.
+double finishMs(std::vector<double> ms, unsigned workers) {
+  std::sort(ms.begin(), ms.end(), std::greater<>());
+  std::vector<double> load(std::max(1u, workers), 0.0);
+  for (double m : ms)
+    *std::min_element(load.begin(), load.end()) += m;
   return *std::max_element(load.begin(), load.end());
 }
 
+double makespan(const std::vector<Program> &programs, unsigned workers) {
+  std::vector<double> ms;
+  for (const Program &p : programs)
+    ms.push_back(p.ms);
+  return finishMs(std::move(ms), workers);
+}
+
 } // namespace
+
+double estimatedFinishMs(llvm::ArrayRef<KernelSpec> specs,
+                         const std::vector<std::vector<size_t>> &programs, unsigned workers) {
+  std::vector<double> ms;
+  for (const std::vector<size_t> &p : programs) {
+    double program_ms = kProgramFixedMs;
+    for (size_t i : p)
+      program_ms += estimatedCompileMs(specs[i]) - kProgramFixedMs;
+    ms.push_back(program_ms);
+  }
+  return finishMs(std::move(ms), workers);
+}
 
 std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<KernelSpec> specs,
                                                    unsigned workers) {

@@ -31,4 +31,10 @@ inline constexpr double kProgramFixedMs = 35;
 std::vector<std::vector<size_t>> groupIntoPrograms(llvm::ArrayRef<codegen::KernelSpec> specs,
                                                    unsigned workers);
 
+/// When the last of `programs` (indices into `specs`) would finish on
+/// `workers` threads taking them longest first, by the estimates: a program
+/// costs kProgramFixedMs and each kernel its estimate less that.
+double estimatedFinishMs(llvm::ArrayRef<codegen::KernelSpec> specs,
+                         const std::vector<std::vector<size_t>> &programs, unsigned workers);
+
 } // namespace moejit::runtime
