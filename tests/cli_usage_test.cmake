@@ -90,6 +90,15 @@ if(NOT rc EQUAL 1 OR NOT err MATCHES "MOEJIT_COMBINE=sloppy: expected one of" OR
   message(FATAL_ERROR "MOEJIT_COMBINE=sloppy should fail before anything is written: ${rc} ${err}")
 endif()
 
+# So is a bad MOEJIT_COMPILE_THREADS: nothing compiles, nothing is written.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_COMPILE_THREADS=0 ${MOEJIT} warm
+                        --arch sm_90a --cache-dir ${cache}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "MOEJIT_COMPILE_THREADS=0: expected a whole number"
+   OR out MATCHES "compiled" OR EXISTS ${cache})
+  message(FATAL_ERROR "MOEJIT_COMPILE_THREADS=0 should fail before anything compiles: ${rc} ${err}")
+endif()
+
 # A run-time failure stays exit 1 ("moejit: error: ..."): a target NVRTC
 # does not support is the library's refusal, not a usage error.
 execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${cache}

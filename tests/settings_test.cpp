@@ -94,6 +94,30 @@ TEST(Settings, BadBoolNamesTheVariable) {
   check(readBool("MOEJIT_NO_COMPILE").takeError());
 }
 
+TEST(Settings, CountsAreWholeNumbersInRange) {
+  {
+    EnvVar unset("MOEJIT_COMPILE_THREADS", nullptr);
+    auto n = readCount("MOEJIT_COMPILE_THREADS");
+    ASSERT_TRUE(static_cast<bool>(n));
+    EXPECT_EQ(*n, 0u) << "unset reads 0";
+  }
+  for (const auto &[text, value] :
+       {std::pair{"1", 1u}, std::pair{"007", 7u}, std::pair{"1024", 1024u}}) {
+    EnvVar env("MOEJIT_COMPILE_THREADS", text);
+    auto n = readCount("MOEJIT_COMPILE_THREADS");
+    ASSERT_TRUE(static_cast<bool>(n)) << text;
+    EXPECT_EQ(*n, value) << text;
+  }
+  for (const char *bad : {"0", "1025", "-2", "+3", "4 ", "2x", "0x10", "99999999999999999999"}) {
+    EnvVar env("MOEJIT_COMPILE_THREADS", bad);
+    auto n = readCount("MOEJIT_COMPILE_THREADS");
+    ASSERT_FALSE(static_cast<bool>(n)) << bad;
+    const std::string message = errorMessage(n.takeError());
+    EXPECT_NE(message.find("MOEJIT_COMPILE_THREADS"), std::string::npos) << message;
+    EXPECT_NE(message.find("1 to 1024"), std::string::npos) << message;
+  }
+}
+
 TEST(Settings, ChoicesAreCaseInsensitive) {
   {
     EnvVar env("MOEJIT_TUNING", "HEURISTIC");

@@ -271,6 +271,48 @@ TEST(BuildEach, AKernelListedTwiceIsBuiltOnce) {
   EXPECT_EQ(done.size(), 3u);
 }
 
+TEST(BuildEach, MoejitCompileThreadsSetsHowTheMissesGroup) {
+  // Four kernels of one family: on one thread some share a program, on two
+  // (a thread per two kernels) each is alone.
+  const std::vector<codegen::KernelSpec> specs = runtime::fixedSpecs(kSmall);
+  ASSERT_EQ(specs.size(), 4u);
+  for (const auto &[threads, grouped] : {std::pair{"1", true}, std::pair{"2", false}}) {
+    testkit::TempDir dir("moejit-tune-test");
+    store::CubinStore store(dir.path);
+    testkit::EnvVar env("MOEJIT_COMPILE_THREADS", threads);
+    auto results = runtime::buildEach(specs, "sm_80", store, {});
+    int largest = 0;
+    for (const runtime::BuildResult &r : results) {
+      ASSERT_TRUE(r.ok()) << r.error;
+      largest = std::max(largest, r.kernel.program_kernels);
+    }
+    EXPECT_EQ(largest > 1, grouped) << threads << " threads: largest program " << largest;
+    EXPECT_EQ(store.compiles(), 4u);
+  }
+}
+
+TEST(BuildEach, ABadMoejitCompileThreadsFailsTheMissesNotTheHits) {
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
+  const codegen::KernelSpec count{codegen::KernelKind::RouteCount, kSmall, {}};
+  const codegen::KernelSpec combine{codegen::KernelKind::Combine, kSmall, {}};
+  runtime::BuildOptions one;
+  one.workers = 1;
+  ASSERT_TRUE(runtime::buildEach({count}, "sm_80", store, one).front().ok());
+  testkit::EnvVar env("MOEJIT_COMPILE_THREADS", "lots");
+  auto results = runtime::buildEach({count, combine, combine}, "sm_80", store, {});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_TRUE(results[0].ok()) << results[0].error;
+  for (size_t i : {1, 2}) {
+    EXPECT_EQ(results[i].code, ErrorCode::InvalidArgument);
+    EXPECT_NE(results[i].error.find("MOEJIT_COMPILE_THREADS=lots"), std::string::npos)
+        << results[i].error;
+  }
+  EXPECT_EQ(store.compiles(), 1u) << "nothing compiled after the bad setting";
+  // The option given in code wins over the setting.
+  EXPECT_TRUE(runtime::buildEach({combine}, "sm_80", store, one).front().ok());
+}
+
 /// Captures what the library logs while alive, at info level.
 class CapturedLog {
 public:

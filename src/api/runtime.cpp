@@ -93,6 +93,7 @@ struct Runtime::Impl {
         store(o.cache_dir), options(resolve(o)) {
     // Settings that are only read later are validated now as well.
     unwrapOrThrow(settings::read("MOEJIT_LOG_LEVEL"));
+    unwrapOrThrow(settings::read("MOEJIT_COMPILE_THREADS"));
   }
 
   /// The plan of `shape` by the tuning mode (see moejit::Tuning).

@@ -31,9 +31,9 @@ warmShape(const MoeShape &shape, const std::string &arch_name, const std::string
           store::CubinStore &store, Combine combine, bool check_only,
           const runtime::KernelDone &on_kernel) {
   if (llvm::Error e = nvrtc::checkArch(arch_name))
-    return std::move(e);
+    return e;
   if (llvm::Error e = workload::validateShape(shape))
-    return std::move(e);
+    return e;
   llvm::Expected<Arch> parsed = Arch::parse(arch_name);
   if (!parsed)
     return parsed.takeError();

@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 
+#include <llvm/ADT/StringRef.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -36,6 +38,14 @@ const std::vector<Setting> &registry() {
        "does not depend on T or the other tokens: one tile plan for every T); the fast "
        "GEMM2s are kernels of their own, with their own cache entries",
        {"deterministic", "fast", "batch-invariant"}},
+      {"MOEJIT_COMPILE_THREADS",
+       Type::Count,
+       "the CPUs this process may use: its affinity mask, lowered to its cgroup's CPU quota "
+       "(a container's CPU limit)",
+       false,
+       "how many NVRTC programs compile at once (each takes ~65 MB while it runs); with more "
+       "kernels to compile than twice this, kernels are grouped into fewer programs",
+       {}},
       {"MOEJIT_DEBUG_PIPELINES",
        Type::Bool,
        "`0`",
@@ -121,6 +131,14 @@ llvm::Expected<std::string> read(std::string_view name) {
     return makeError(ErrorCode::InvalidArgument,
                      "{}={}: expected 1, 0, true, false, yes, no, on or off", name, value);
   }
+  case Type::Count: {
+    unsigned n = 0;
+    if (llvm::StringRef(value).getAsInteger(10, n) || n < 1 || n > kMaxCount ||
+        value.find_first_not_of("0123456789") != std::string::npos)
+      return makeError(ErrorCode::InvalidArgument, "{}={}: expected a whole number from 1 to {}",
+                       name, value, kMaxCount);
+    return std::to_string(n);
+  }
   case Type::Choice: {
     const std::string v = lower(value);
     for (std::string_view c : s->choices)
@@ -140,13 +158,21 @@ llvm::Expected<bool> readBool(std::string_view name, bool fallback) {
   return v->empty() ? fallback : *v == "1";
 }
 
+llvm::Expected<unsigned> readCount(std::string_view name) {
+  auto v = read(name);
+  if (!v)
+    return v.takeError();
+  return v->empty() ? 0u : static_cast<unsigned>(std::stoul(*v));
+}
+
 std::string markdownTable() {
   std::string out = "| variable | type | default | changes cache keys | meaning |\n"
                     "|---|---|---|---|---|\n";
   for (const Setting &s : registry()) {
-    std::string type = s.type == Type::Path   ? "path"
-                       : s.type == Type::Bool ? "bool"
-                                              : "one of " + joined(s.choices);
+    std::string type = s.type == Type::Path    ? "path"
+                       : s.type == Type::Bool  ? "bool"
+                       : s.type == Type::Count ? fmt::format("count (1 to {})", kMaxCount)
+                                               : "one of " + joined(s.choices);
     out += fmt::format("| `{}` | {} | {} | {} | {} |\n", s.name, type, s.default_text,
                        s.changes_cache_keys ? "yes" : "no", s.meaning);
   }

@@ -11,7 +11,7 @@
 
 namespace moejit::settings {
 
-enum class Type { Path, Bool, Choice };
+enum class Type { Path, Bool, Choice, Count };
 
 struct Setting {
   std::string_view name;
@@ -28,11 +28,16 @@ const std::vector<Setting> &registry();
 const Setting *find(std::string_view name);
 
 /// The value of `name` from the environment, validated against its type
-/// ("" when unset; for Bool "0" or "1"; for Choice one of the choices or "").
+/// ("" when unset; for Bool "0" or "1"; for Choice one of the choices or "";
+/// for Count a whole number from 1 to kMaxCount in decimal).
 /// InvalidArgument naming the variable, the value and what is allowed.
 llvm::Expected<std::string> read(std::string_view name);
 /// read() of a Bool setting; `fallback` when unset.
 llvm::Expected<bool> readBool(std::string_view name, bool fallback = false);
+/// Largest value a Count setting takes.
+inline constexpr unsigned kMaxCount = 1024;
+/// read() of a Count setting; 0 when unset.
+llvm::Expected<unsigned> readCount(std::string_view name);
 
 /// The registry as a Markdown table (the README's settings table).
 std::string markdownTable();

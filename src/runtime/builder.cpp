@@ -1,8 +1,10 @@
 #include "runtime/builder.h"
 
 #include "codegen/embedded_templates.h"
+#include "common/cpus.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "common/settings.h"
 #include "nvrtc/compile.h"
 #include "nvrtc/library.h"
 #include "runtime/launch_params.h"
@@ -245,6 +247,15 @@ private:
 };
 } // namespace
 
+llvm::Expected<unsigned> compileThreads(const BuildOptions &options) {
+  if (options.workers)
+    return options.workers;
+  llvm::Expected<unsigned> setting = settings::readCount("MOEJIT_COMPILE_THREADS");
+  if (!setting || *setting)
+    return setting;
+  return usableCpus();
+}
+
 std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch &arch,
                                    store::CubinStore &store, const BuildOptions &options) {
   std::vector<BuildResult> results(specs.size());
@@ -303,23 +314,32 @@ std::vector<BuildResult> buildEach(llvm::ArrayRef<KernelSpec> specs, const Arch 
   }
   if (misses.empty())
     return results;
-  // NVRTC programs are independent: compile them side by side, the longest
-  // first (results keep the order of `specs`).
-  std::vector<KernelSpec> missed;
-  for (size_t i : misses)
-    missed.push_back(specs[i]);
-  llvm::ThreadPool pool(llvm::hardware_concurrency(options.workers));
-  ProgramBuild build(specs, lookups, results, arch, store);
-  for (std::vector<size_t> &program : groupIntoPrograms(missed, pool.getThreadCount())) {
-    for (size_t &n : program)
-      n = misses[n];
-    pool.async([&build, &report, program] {
-      build.run(program);
-      for (size_t i : program)
-        report(i);
-    });
+  if (llvm::Expected<unsigned> workers = compileThreads(options)) {
+    // NVRTC programs are independent: compile them side by side, the
+    // longest first (results keep the order of `specs`).
+    std::vector<KernelSpec> missed;
+    for (size_t i : misses)
+      missed.push_back(specs[i]);
+    llvm::ThreadPool pool(llvm::hardware_concurrency(*workers));
+    ProgramBuild build(specs, lookups, results, arch, store);
+    for (std::vector<size_t> &program : groupIntoPrograms(missed, *workers)) {
+      for (size_t &n : program)
+        n = misses[n];
+      pool.async([&build, &report, program] {
+        build.run(program);
+        for (size_t i : program)
+          report(i);
+      });
+    }
+    pool.wait();
+  } else {
+    const std::string why = errorMessage(workers.takeError());
+    for (size_t i : misses) {
+      results[i].code = ErrorCode::InvalidArgument;
+      results[i].error = why;
+      report(i);
+    }
   }
-  pool.wait();
   for (auto [i, first] : repeats) {
     results[i] = results[first];
     results[i].kernel.spec = specs[i];

@@ -89,9 +89,14 @@ struct BuildOptions {
   bool no_compile = false;
   KernelDone on_done; ///< progress of a long build (warm); may be empty
   /// Compiling threads (and so how the misses group into NVRTC programs,
-  /// groupIntoPrograms); 0: one per core.
+  /// groupIntoPrograms); 0: compileThreads().
   unsigned workers = 0;
 };
+
+/// `options.workers`, else MOEJIT_COMPILE_THREADS, else the CPUs this
+/// process may use (usableCpus: affinity and cgroup quota).
+/// InvalidArgument for a bad MOEJIT_COMPILE_THREADS.
+llvm::Expected<unsigned> compileThreads(const BuildOptions &options);
 
 /// Fetches or compiles every spec (in parallel; the misses grouped into
 /// NVRTC programs by groupIntoPrograms, each kernel published under its own

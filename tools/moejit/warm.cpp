@@ -147,6 +147,7 @@ int runWarm(const WarmArgs &a) {
   const bool check = a.check || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
   const Combine combine =
       a.combine.empty() ? unwrapOrThrow(api::combineSetting()) : parse_combine(a.combine);
+  unwrapOrThrow(settings::readCount("MOEJIT_COMPILE_THREADS")); // before anything compiles
   if (arch) // before anything is compiled or written
     throwIfError(nvrtc::checkArch(*arch));
   if (check && a.tune)
