@@ -1,6 +1,7 @@
 // Autotuner pieces that need no GPU: candidate generation and pruning, and
 // the no-compile mode of the builder.
 #include "codegen/generate.h"
+#include "api/warm.h"
 #include "common/error.h"
 #include "runtime/arch_tiles.h"
 #include "runtime/builder.h"
@@ -311,6 +312,35 @@ TEST(BuildEach, ABadMoejitCompileThreadsFailsTheMissesNotTheHits) {
   EXPECT_EQ(store.compiles(), 1u) << "nothing compiled after the bad setting";
   // The option given in code wins over the setting.
   EXPECT_TRUE(runtime::buildEach({combine}, "sm_80", store, one).front().ok());
+}
+
+TEST(Warm, ShapesWarmedTogetherShareNvrtcPrograms) {
+  testkit::TempDir dir("moejit-tune-test");
+  store::CubinStore store(dir.path);
+  const MoeShape other{2, 512, 128, 8, DType::BF16};
+  testkit::EnvVar env("MOEJIT_COMPILE_THREADS", "1");
+  auto both = api::warmShapes({kSmall, other}, "sm_80", "", store, Combine::Deterministic);
+  ASSERT_TRUE(static_cast<bool>(both)) << errorMessage(both.takeError());
+  ASSERT_EQ(both->size(), 2u);
+  // Each shape's outcomes are its own kernels, as a warm of it alone lists.
+  bool shared = false;
+  for (size_t s = 0; s < 2; ++s) {
+    const MoeShape &shape = s == 0 ? kSmall : other;
+    auto alone = api::warmShape(shape, "sm_80", "", store, Combine::Deterministic);
+    ASSERT_TRUE(static_cast<bool>(alone)) << errorMessage(alone.takeError());
+    ASSERT_EQ((*both)[s].size(), alone->size());
+    for (size_t i = 0; i < alone->size(); ++i) {
+      EXPECT_EQ((*both)[s][i].kernel.spec.name(), (*alone)[i].kernel.spec.name());
+      EXPECT_TRUE((*alone)[i].kernel.from_cache) << (*alone)[i].kernel.spec.name();
+    }
+  }
+  // On one thread the two shapes' kernels of a family went into programs
+  // together: some cubin holds kernels of both.
+  for (const runtime::BuildResult &a : (*both)[0])
+    for (const runtime::BuildResult &b : (*both)[1])
+      shared = shared || a.kernel.entry.cubin == b.kernel.entry.cubin;
+  EXPECT_TRUE(shared);
+  EXPECT_EQ(store.compiles(), (*both)[0].size() + (*both)[1].size());
 }
 
 /// Captures what the library logs while alive, at info level.

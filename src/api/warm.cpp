@@ -6,6 +6,8 @@
 #include "tune/record.h"
 #include "workload/shape.h"
 
+#include <iterator>
+
 namespace moejit::api {
 
 std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
@@ -26,20 +28,29 @@ std::vector<runtime::Plan> plansToWarm(const MoeShape &shape, const Arch &arch,
   return plans;
 }
 
-llvm::Expected<std::vector<runtime::BuildResult>>
-warmShape(const MoeShape &shape, const std::string &arch_name, const std::string &gpu,
-          store::CubinStore &store, Combine combine, bool check_only,
-          const runtime::KernelDone &on_kernel) {
+llvm::Expected<std::vector<std::vector<runtime::BuildResult>>>
+warmShapes(llvm::ArrayRef<MoeShape> shapes, const std::string &arch_name, const std::string &gpu,
+           store::CubinStore &store, Combine combine, bool check_only,
+           const runtime::KernelDone &on_kernel) {
   if (llvm::Error e = nvrtc::checkArch(arch_name))
     return e;
-  if (llvm::Error e = workload::validateShape(shape))
-    return e;
+  for (const MoeShape &shape : shapes)
+    if (llvm::Error e = workload::validateShape(shape))
+      return e;
   llvm::Expected<Arch> parsed = Arch::parse(arch_name);
   if (!parsed)
     return parsed.takeError();
   const Arch &arch = *parsed;
-  const auto specs =
-      runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()), combine);
+  // Every shape's kernels in one build, so that its misses group into NVRTC
+  // programs across shapes and keep every thread busy to the end.
+  std::vector<codegen::KernelSpec> specs;
+  std::vector<size_t> ends;
+  for (const MoeShape &shape : shapes) {
+    for (codegen::KernelSpec &spec :
+         runtime::kernelSpecs(shape, plansToWarm(shape, arch, gpu, store.root()), combine))
+      specs.push_back(std::move(spec));
+    ends.push_back(specs.size());
+  }
   runtime::BuildOptions options;
   options.no_compile = check_only;
   options.on_done = on_kernel;
@@ -47,7 +58,24 @@ warmShape(const MoeShape &shape, const std::string &arch_name, const std::string
   for (const runtime::BuildResult &r : results)
     if (!r.ok() && r.code != ErrorCode::CacheMiss)
       return makeError(r.code, "{}", r.error);
-  return results;
+  std::vector<std::vector<runtime::BuildResult>> per_shape;
+  size_t begin = 0;
+  for (size_t end : ends) {
+    per_shape.emplace_back(std::make_move_iterator(results.begin() + begin),
+                           std::make_move_iterator(results.begin() + end));
+    begin = end;
+  }
+  return per_shape;
+}
+
+llvm::Expected<std::vector<runtime::BuildResult>>
+warmShape(const MoeShape &shape, const std::string &arch_name, const std::string &gpu,
+          store::CubinStore &store, Combine combine, bool check_only,
+          const runtime::KernelDone &on_kernel) {
+  auto all = warmShapes({shape}, arch_name, gpu, store, combine, check_only, on_kernel);
+  if (!all)
+    return all.takeError();
+  return std::move(all->front());
 }
 
 store::RecordCheck recordCheck() {

@@ -34,6 +34,14 @@ warmShape(const MoeShape &shape, const std::string &arch, const std::string &gpu
           store::CubinStore &store, Combine combine, bool check_only = false,
           const runtime::KernelDone &on_kernel = {});
 
+/// warmShape of several shapes in one build: their misses compile together
+/// (grouped into NVRTC programs across shapes, groupIntoPrograms), one list
+/// of outcomes per shape in `shapes`' order; `on_kernel` counts over all.
+llvm::Expected<std::vector<std::vector<runtime::BuildResult>>>
+warmShapes(llvm::ArrayRef<MoeShape> shapes, const std::string &arch, const std::string &gpu,
+           store::CubinStore &store, Combine combine, bool check_only = false,
+           const runtime::KernelDone &on_kernel = {});
+
 /// The tuning-record check `cache verify` hands to store::verifyCache
 /// (tune::readRecordFile): records are the tune stage's format.
 store::RecordCheck recordCheck();

@@ -190,20 +190,23 @@ int runWarm(const WarmArgs &a) {
   std::map<std::string, std::vector<std::string>> not_saved; // why -> kernels
   size_t total = 0;
   std::vector<std::string> missing;
-  llvm::json::Array shapes_json;
+  // Each shape's plans (and tuning, which its plans then use) first; then
+  // every shape's kernels in one build, so that NVRTC programs group across
+  // shapes; then each shape's table.
+  std::vector<llvm::json::Object> shape_jsons;
+  std::vector<std::string> headers;
   for (size_t i = 0; i < shapes.size(); ++i) {
     const MoeShape &shape = shapes[i];
     const std::vector<std::string> sources = planSources(shape, target, gpu, store.root());
     std::string plans;
     for (const std::string &s : sources)
       plans += (plans.empty() ? "" : ", ") + s;
-    const std::string header = "[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) +
-                               "] " + shapeText(shape) + "  (workload " +
-                               workload::workloadId(shape) + ")";
+    headers.push_back("[" + std::to_string(i + 1) + "/" + std::to_string(shapes.size()) + "] " +
+                      shapeText(shape) + "  (workload " + workload::workloadId(shape) + ")");
     if (json) {
-      progress.note(header);
+      progress.note(headers.back());
     } else {
-      std::printf("\n%s\n  plans: %s\n", header.c_str(), plans.c_str());
+      std::printf("\n%s\n  plans: %s\n", headers.back().c_str(), plans.c_str());
       std::fflush(stdout);
     }
     llvm::json::Object shape_json{{"shape", shapeText(shape)},
@@ -232,15 +235,22 @@ int runWarm(const WarmArgs &a) {
       else
         printTuning(record, path);
     }
-    const auto start = std::chrono::steady_clock::now();
-    auto built =
-        api::warmShape(shape, *arch, gpu, store, combine, check, kernelReporter(progress));
-    progress.clear();
-    const std::vector<runtime::BuildResult> results = unwrapOrThrow(std::move(built));
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!json)
+    shape_jsons.push_back(std::move(shape_json));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto built = api::warmShapes(shapes, *arch, gpu, store, combine, check, kernelReporter(progress));
+  progress.clear();
+  const std::vector<std::vector<runtime::BuildResult>> per_shape = unwrapOrThrow(std::move(built));
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  llvm::json::Array shapes_json;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::vector<runtime::BuildResult> &results = per_shape[i];
+    if (!json) {
+      if (shapes.size() > 1)
+        std::printf("\n%s\n", headers[i].c_str());
       std::printf("  %-64s %5s %6s %8s %10s\n", "kernel", "regs", "spill", "smem", "compile");
+    }
     llvm::json::Array kernels_json;
     for (const runtime::BuildResult &r : results) {
       const runtime::BuiltKernel &b = r.kernel;
@@ -270,13 +280,15 @@ int runWarm(const WarmArgs &a) {
       }
       kernels_json.push_back(std::move(k));
     }
-    if (!json)
-      std::printf("  %zu kernels in %.0f ms\n", results.size(), ms);
-    shape_json["ms"] = ms;
-    shape_json["kernels"] = std::move(kernels_json);
-    shapes_json.push_back(std::move(shape_json));
+    if (!json && shapes.size() > 1)
+      std::printf("  %zu kernels\n", results.size());
+    shape_jsons[i]["kernels"] = std::move(kernels_json);
+    shapes_json.push_back(std::move(shape_jsons[i]));
     total += results.size();
   }
+  if (!json)
+    std::printf("%s%zu kernels in %.0f ms\n", shapes.size() > 1 ? "\nall shapes: " : "  ", total,
+                ms);
   if (json) {
     llvm::json::Array not_saved_json;
     for (const auto &[why, kernels] : not_saved)
@@ -288,6 +300,7 @@ int runWarm(const WarmArgs &a) {
         {"gpu", gpu.empty() ? llvm::json::Value(nullptr) : gpu},
         {"nvrtc_version", nvrtc::version()},
         {"check", check},
+        {"ms", ms},
         {"shapes", std::move(shapes_json)},
         {"cache", llvm::json::Object{{"hits", static_cast<int64_t>(store.hits())},
                                      {"misses", static_cast<int64_t>(store.misses())},
