@@ -29,6 +29,7 @@ struct LaunchParams {
   int *expert_offsets; // [E + 1]: first sorted row of each expert
   TileRecord *tiles;   // [max_tiles]: the tiles of this call's routing
   int *num_tiles;      // [1]
+  int *tile_claims;    // [2]: claims on the running persistent GEMM's tiles, CTAs done claiming
   int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
   float *sorted_weights; // [T*k]: that assignment's routing weight, as float
   void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
@@ -44,7 +45,7 @@ struct LaunchParams {
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
   int route_counted;          // 1: route_count wrote block_counts before route_wide
 };
-static_assert(sizeof(LaunchParams) == 16 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+static_assert(sizeof(LaunchParams) == 17 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;

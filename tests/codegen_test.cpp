@@ -118,10 +118,11 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
   EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s4_ws");
   EXPECT_EQ(spec.threads(), 384);
-  // 4 stages of (128 A rows + 256 B rows) x 128 bytes and two mbarriers
-  // per stage (no alignment slack: the kernel declares its shared memory
-  // 1024-byte aligned).
-  EXPECT_EQ(spec.dynamicSharedBytes(), 4 * 384 * 128 + 4 * 16);
+  // 4 stages of (128 A rows + 256 B rows) x 128 bytes, two mbarriers and a
+  // 16-byte tile ticket per stage, then the producer's 16-byte claim slot
+  // (no alignment slack: the kernel declares its shared memory 1024-byte
+  // aligned).
+  EXPECT_EQ(spec.dynamicSharedBytes(), 4 * 384 * 128 + 4 * 32 + 16);
   const std::string src = generateSource(spec);
   EXPECT_NE(src.find("WsGemm<S, WsTile<128, 4, false, 0>, true>"), std::string::npos);
   EXPECT_NE(src.find("__launch_bounds__(384, 1)"), std::string::npos);
@@ -138,7 +139,7 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
   // (2 warpgroups x 64 rows x (256 + 16) bytes for 128 h columns).
   const KernelSpec staged{KernelKind::Gemm1, kSeed, wsTile(128, 3, true)};
   EXPECT_EQ(staged.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn128_s3_wss");
-  EXPECT_EQ(staged.dynamicSharedBytes(), 3 * 384 * 128 + 2 * 64 * 272 + 3 * 16);
+  EXPECT_EQ(staged.dynamicSharedBytes(), 3 * 384 * 128 + 2 * 64 * 272 + 3 * 32 + 16);
   EXPECT_NE(generateSource(staged).find("WsTile<128, 3, true, 0>"), std::string::npos);
   auto staged_parsed = parseTileConfig("bm128_bn128_s3_wss");
   ASSERT_TRUE(static_cast<bool>(staged_parsed));
@@ -170,20 +171,21 @@ TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {
   const KernelSpec spec{KernelKind::Gemm1, kSeed, t};
   EXPECT_EQ(spec.name(), "moe_gemm1_bf16_k8_h2048_i768_e128_bm64_bn64_s8_swap");
   EXPECT_EQ(spec.threads(), 384);
-  // 8 stages of (128 weight rows + 64 token rows) x 128 bytes, two mbarriers each.
-  EXPECT_EQ(spec.dynamicSharedBytes(), 8 * 192 * 128 + 8 * 16);
+  // 8 stages of (128 weight rows + 64 token rows) x 128 bytes, two
+  // mbarriers and a tile ticket each, then the claim slot.
+  EXPECT_EQ(spec.dynamicSharedBytes(), 8 * 192 * 128 + 8 * 32 + 16);
   EXPECT_NE(generateSource(spec).find("SwapGemm<S, SwapTile<64, 8>, true>"), std::string::npos);
   // GEMM2: 128 output columns; its token rows come in 32-row TMA boxes, so
   // a 32-row stage is the least; it takes the map of h rows too.
   const KernelSpec g2{KernelKind::Gemm2, kSeed, swapTile(32, 11, GemmKind::Gemm2)};
   EXPECT_EQ(g2.tile.bn, 128);
-  EXPECT_EQ(g2.dynamicSharedBytes(), 11 * 160 * 128 + 11 * 16);
+  EXPECT_EQ(g2.dynamicSharedBytes(), 11 * 160 * 128 + 11 * 32 + 16);
   // From 64 token rows up GEMM2 also holds each consumer warpgroup's chunk
   // of 32 tokens by 64 output columns (+8 of padding) for its row stores.
   const KernelSpec g2_staged{KernelKind::Gemm2, kSeed, swapTile(64, 7, GemmKind::Gemm2)};
-  EXPECT_EQ(g2_staged.dynamicSharedBytes(), 7 * 192 * 128 + 2 * 32 * 72 * 2 + 7 * 16);
+  EXPECT_EQ(g2_staged.dynamicSharedBytes(), 7 * 192 * 128 + 2 * 32 * 72 * 2 + 7 * 32 + 16);
   const KernelSpec g1_same{KernelKind::Gemm1, kSeed, swapTile(64, 7, GemmKind::Gemm1)};
-  EXPECT_EQ(g1_same.dynamicSharedBytes(), 7 * 192 * 128 + 7 * 16);
+  EXPECT_EQ(g1_same.dynamicSharedBytes(), 7 * 192 * 128 + 7 * 32 + 16);
   EXPECT_NE(generateSource(g2).find("TensorMap weights, const __grid_constant__ TensorMap rows)"),
             std::string::npos);
   for (const KernelSpec &s : {spec, g2}) {

@@ -61,6 +61,8 @@ struct Problem {
   testkit::Routing routing;
   DeviceBuffer dx, dgu, ddown, dindex, dweights, dy, dworkspace;
   std::shared_ptr<const KernelSet> kernels;
+  /// The kernel set usePlan built (null after useCombine).
+  std::shared_ptr<const runtime::KernelSetImpl> planned;
 
   Problem(MoeShape s, int64_t t, Routing mode, uint64_t seed) : shape(s), tokens(t) {
     x = testkit::randomTensor(s.dtype, t * s.hidden, 1.0f, seed);
@@ -94,6 +96,7 @@ struct Problem {
   /// to fit it).
   void useCombine(Combine combine) {
     kernels = runtime(combine).get(shape);
+    planned = nullptr;
     EXPECT_EQ(kernels->combine(), combine);
     const size_t need = kernels->workspace_bytes(tokens);
     if (dworkspace.bytes() < need)
@@ -108,8 +111,9 @@ struct Problem {
     runtime::Plan plan;
     plan.buckets.assign(runtime::kBucketCount, g);
     const Arch arch = moejit::unwrapOrThrow(Arch::parse(runtime().arch()));
-    kernels =
+    planned =
         moejit::unwrapOrThrow(runtime::buildKernelSet(device, shape, plan, combine, arch, store));
+    kernels = planned;
     const size_t need = kernels->workspace_bytes(tokens);
     if (dworkspace.bytes() < need)
       dworkspace = DeviceBuffer(need);
@@ -119,10 +123,15 @@ struct Problem {
     return testkit::moeArgs(dx, dgu, ddown, dindex, dweights, dy, tokens, dworkspace);
   }
 
-  /// Runs once on a poisoned y and returns y's bytes.
-  std::vector<uint8_t> run() {
+  /// Runs once on a poisoned y and returns y's bytes: every stage, or
+  /// (with a usePlan kernel set) only `stages` on what the last run left in
+  /// the workspace.
+  std::vector<uint8_t> run(unsigned stages = runtime::kAllStages) {
     dy.fill(0xff);
-    kernels->run(args(), nullptr);
+    if (stages == runtime::kAllStages)
+      kernels->run(args(), nullptr);
+    else
+      moejit::throwIfError(planned->enqueue(args(), nullptr, stages));
     throwIfErrorSync();
     std::vector<uint8_t> out(dy.bytes());
     dy.download(out.data(), out.size());
@@ -319,6 +328,42 @@ TEST(Runtime, BitwiseRepeatable) {
     const auto first = p.run();
     for (int i = 0; i < 3; ++i)
       EXPECT_EQ(p.run(), first) << dtype_name(d) << " run " << i;
+  }
+}
+
+// The persistent GEMMs take their tiles by claims counted in the
+// workspace, which the last CTA of each GEMM sets back to 0: GEMMs rerun on
+// one routing (as the tuner times them) must cover every tile again. x
+// changes between the reruns, so a tile left out would keep the other x's
+// rows.
+TEST(Runtime, PersistentGemmsRerunOnOneRoutingCoverEveryTile) {
+  REQUIRE_GPU();
+  if (!moejit::unwrapOrThrow(Arch::parse(runtime().arch())).hasWgmma())
+    GTEST_SKIP() << "persistent GEMMs need sm_90a, the GPU is " << runtime().arch();
+  // ~1000 rows per expert: hundreds of tiles per GEMM, more than SMs.
+  Problem p({8, 512, 256, 16, BF}, 2048, Routing::Random, 91);
+  const testkit::HostTensor other_x =
+      testkit::randomTensor(BF, p.tokens * p.shape.hidden, 1.0f, 92);
+  using codegen::GemmKind, codegen::swapTile, codegen::wsTile;
+  const runtime::GemmPlan plans[] = {
+      {wsTile(128, 4, true), wsTile(256, 3, true)},
+      {swapTile(32, 9, GemmKind::Gemm1), swapTile(64, 7, GemmKind::Gemm2)}};
+  const unsigned gemms = runtime::kGemm1 | runtime::kGemm2 | runtime::kCombine;
+  for (const runtime::GemmPlan &g : plans) {
+    p.usePlan(g, Combine::Deterministic);
+    p.dx.upload(other_x.bytes.data(), other_x.bytes.size());
+    const auto y_other = p.run();
+    p.dx.upload(p.x.bytes.data(), p.x.bytes.size());
+    const auto y = p.run();
+    EXPECT_LT(p.error(y), testkit::errorLimit(BF));
+    ASSERT_NE(y, y_other);
+    for (int i = 0; i < 4; ++i) {
+      const bool other = i % 2 == 0;
+      const testkit::HostTensor &x = other ? other_x : p.x;
+      p.dx.upload(x.bytes.data(), x.bytes.size());
+      EXPECT_EQ(p.run(gemms), other ? y_other : y)
+          << g.gemm1.suffix() << ":" << g.gemm2.suffix() << ", rerun " << i;
+    }
   }
 }
 

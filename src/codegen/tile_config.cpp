@@ -118,17 +118,20 @@ int mmaThreads(const TileConfig &c) {
 
 int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
   if (c.swap) // stages of weight and token rows (1024-byte aligned), GEMM2's staging
-              // chunks, two mbarriers per stage
+              // chunks, two mbarriers and a 16-byte tile ticket per stage,
+              // the producer's 16-byte claim slot
     return c.stages * (moejit_abi::kSwapWeightRows + c.bm) * kBk * 2 +
-           moejit_abi::swap_staging_bytes(kind == GemmKind::Gemm2, c.bm) + c.stages * 16;
+           moejit_abi::swap_staging_bytes(kind == GemmKind::Gemm2, c.bm) + c.stages * 32 + 16;
   const int rows = c.bm + bRows(c, kind);
   if (c.ws) {
     // Stages (the kernel declares its dynamic shared memory 1024-byte
     // aligned: no slack), the staging rows of both consumer warpgroups (64 rows
-    // of the output columns plus 16 bytes each), then two mbarriers per stage.
+    // of the output columns plus 16 bytes each), then two mbarriers and a
+    // 16-byte tile ticket per stage, then the producer's 16-byte claim
+    // slot (TileClaims in blocks/ws_pipeline.cuh).
     const int out_columns = c.bn; // GEMM1: h columns; GEMM2: y columns
     const int staging = c.staged ? 2 * 64 * (out_columns + 8) * 2 : 0;
-    return c.stages * rows * kBk * 2 + staging + c.stages * 16;
+    return c.stages * rows * kBk * 2 + staging + c.stages * 32 + 16;
   }
   // wgmma needs 1024-byte aligned stages: room to align the base.
   return (c.wgmma ? 1024 : 0) + c.stages * rows * kBk * 2 + rows * 8;

@@ -212,7 +212,7 @@ size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
       .workspace.total;
 }
 
-llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
+llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream, unsigned stages) const {
   if (a.tokens < 0)
     return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is negative", a.tokens);
   if (a.tokens == 0)
@@ -231,7 +231,7 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream) const {
   const LaunchParams p = launchParams(a, w, geo);
   const CallKernels kernels{routing_, bucket_gemms_[bucket].first, bucket_gemms_[bucket].second,
                             combine_};
-  return enqueueCall(shape_, kernels, plan, geo, p, kAllStages, stream);
+  return enqueueCall(shape_, kernels, plan, geo, p, stages, stream);
 }
 
 void KernelSetImpl::run(const MoeArgs &args, void *stream) const {

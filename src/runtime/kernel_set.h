@@ -67,8 +67,9 @@ public:
   const std::string &plan_source() const override { return plan_.source; }
   Combine combine() const override { return combine_mode_; }
 
-  /// `run` with errors as values.
-  llvm::Error enqueue(const MoeArgs &args, CUstream stream) const;
+  /// `run` with errors as values; `stages` (Stage) other than all of them
+  /// for tests that rerun part of a call on the workspace of the last.
+  llvm::Error enqueue(const MoeArgs &args, CUstream stream, unsigned stages = kAllStages) const;
 
 private:
   /// The loaded GEMM for a planned config; nullptr if load() lacks it.

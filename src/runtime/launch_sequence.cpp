@@ -41,6 +41,7 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   take(w.expert_offsets, sizeof(int32_t) * (shape.experts + 1));
   take(w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
   take(w.num_tiles, sizeof(int32_t));
+  take(w.tile_claims, 2 * sizeof(int32_t));
   take(w.sorted_ids, sizeof(int32_t) * g.assignments);
   take(w.sorted_weights, sizeof(float) * g.assignments);
   take(w.h, elem * g.assignments * shape.intermediate);
@@ -175,6 +176,7 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.expert_offsets = reinterpret_cast<int32_t *>(ws + w.expert_offsets);
   p.tiles = reinterpret_cast<moejit_abi::TileRecord *>(ws + w.tiles);
   p.num_tiles = reinterpret_cast<int32_t *>(ws + w.num_tiles);
+  p.tile_claims = reinterpret_cast<int32_t *>(ws + w.tile_claims);
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
   p.sorted_weights = reinterpret_cast<float *>(ws + w.sorted_weights);
   p.h = ws + w.h;

@@ -16,8 +16,8 @@ namespace moejit::runtime {
 
 /// Byte offsets of the scratch arrays inside the caller's workspace.
 struct WorkspaceLayout {
-  size_t block_counts, expert_offsets, tiles, num_tiles, sorted_ids, sorted_weights, h, partial,
-      total;
+  size_t block_counts, expert_offsets, tiles, num_tiles, tile_claims, sorted_ids, sorted_weights, h,
+      partial, total;
 };
 
 /// Grid-sizing numbers that depend on T and the bucket's row tile.

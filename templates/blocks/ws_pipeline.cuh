@@ -1,8 +1,10 @@
 // What the persistent warp-specialised GEMMs (kernels/moe_gemm_ws.cuh,
 // kernels/moe_gemm_swap.cuh) share: the prologue, the stage ring that
 // producer and consumers walk in step, the walk over (row tile, column
-// tile) pairs, and the producers, which differ only in the weight boxes
-// they send (a callable: load(stage, k0, n0, expert, bar)).
+// tile) pairs, the producer's claims on it and the tickets by which it
+// tells the consumers which tile a stage starts, and the producers, which
+// differ only in the weight boxes they send (a callable: load(stage, k0,
+// n0, expert, bar)).
 #pragma once
 
 #include "blocks/moe_gemm_common.cuh"
@@ -26,7 +28,17 @@ template <int STAGES> struct StageRing {
       phase ^= 1;
     }
   }
+  /// `n` steps at once.
+  __device__ __forceinline__ void advance(int n) {
+    stage += n;
+    phase ^= (stage / STAGES) & 1;
+    stage %= STAGES;
+  }
 };
+
+/// The named barrier of the producer warpgroup (1 and 2 are the consumer
+/// warpgroups' epilogues', 0 the block's).
+constexpr int kProducerBarrier = 3;
 
 /// Row tiles per band of the banded walk (TileWalk).
 constexpr int kBandRows = 8;
@@ -80,22 +92,79 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
     n0 = (t % COL_TILES) * BN;
     return row_tile_at<BM>(p, t / COL_TILES);
   }
+};
 
-  /// This CTA's next valid tile from index `t` (every gridDim.x-th), with
-  /// `t` moved past it; false once the walk ends. The producer and the
-  /// consumers walk the same tiles in the same order.
-  static __device__ __forceinline__ bool next(const LaunchParams &p, int tiles, int &t,
-                                              RowTile &tile, int &n0) {
-    for (; t < tiles; t += gridDim.x) {
-      tile = at(p, t, n0);
-      if (tile.valid) {
-        t += gridDim.x;
+/// The tile a stage starts, written by the producer beside that stage once
+/// the consumers have released it (before the stage's full barrier can
+/// complete) and read by the consumers when the stage is full; expert < 0
+/// ends the walk. The consumers thus take the tiles in the order the
+/// producer claimed them and never look up the list themselves.
+struct alignas(16) TileTicket {
+  int expert, row_begin, row_end, n0;
+};
+
+/// The tiles one CTA's producer takes from the walk: index blockIdx.x
+/// first, then whichever index is next when it is ready for another
+/// (gridDim.x plus the count of claims so far, p.tile_claims[0]), so that
+/// a CTA whose tiles ran slow takes fewer of the last ones instead of
+/// ending a whole tile after the others: with every gridDim.x-th tile, the
+/// SMs' active time at T=128 spread over 82-100% of the kernel's
+/// (tools/bench/NOTES.md, session 26). The CTA that finishes claiming last
+/// (p.tile_claims[1] counts them) sets both counts back to 0 for the next
+/// persistent GEMM on the workspace; routing zeroes them for a fresh one.
+/// One thread claims.
+template <class Walk> struct TileClaims {
+  int tiles;              // Walk::count
+  int ahead = blockIdx.x; // the index a claim sent ahead (ask) returned, or -1
+
+  /// Sends the next claim now, so that its round trip overlaps the
+  /// producer's later stages of the current tile.
+  __device__ __forceinline__ void ask(const LaunchParams &p) {
+    ahead = gridDim.x + atomicAdd(p.tile_claims, 1);
+  }
+
+  /// The next valid tile, false (after counting this CTA done) when the
+  /// walk is over.
+  __device__ __forceinline__ bool next(const LaunchParams &p, RowTile &tile, int &n0) {
+    if (ahead < 0)
+      ask(p);
+    int t = ahead;
+    ahead = -1;
+    for (; t < tiles; t = gridDim.x + atomicAdd(p.tile_claims, 1)) {
+      tile = Walk::at(p, t, n0);
+      if (tile.valid)
         return true;
-      }
+    }
+    if (atomicAdd(p.tile_claims + 1, 1) == static_cast<int>(gridDim.x) - 1) {
+      // Every CTA has made its last claim: none of this grid claims again.
+      atomicExch(p.tile_claims, 0);
+      atomicExch(p.tile_claims + 1, 0);
     }
     return false;
   }
+
+  /// The ticket of what next() found.
+  static __device__ __forceinline__ TileTicket ticket(bool found, const RowTile &tile, int n0) {
+    return found ? TileTicket{tile.expert, tile.row_begin, tile.row_end, n0}
+                 : TileTicket{-1, 0, 0, 0};
+  }
 };
+
+/// A consumer's next tile: waits until the stage at `ring` is full and
+/// reads its ticket; false when the walk is over.
+template <int STAGES>
+__device__ __forceinline__ bool next_ticket(unsigned long long *full, const TileTicket *tickets,
+                                            const StageRing<STAGES> &ring, RowTile &tile, int &n0) {
+  // The warp leaves the wait together (mbar_wait<true>): with each lane's
+  // own exit ahead of the walk's end test, ptxas took the stage ring for
+  // divergent and built the ws kernels' wgmma descriptors in vector
+  // registers (two more R2UR per wgmma; session 26).
+  mbar_wait<true>(&full[ring.stage], ring.phase);
+  const TileTicket t = tickets[ring.stage];
+  tile = {t.expert, t.row_begin, t.row_end, t.expert >= 0};
+  n0 = t.n0;
+  return tile.valid;
+}
 
 /// The prologue of a persistent GEMM: refuses a shared-memory window off
 /// the 1024-byte grid (wgmma would read a wrong swizzle), sets up the stage
@@ -180,16 +249,17 @@ struct WsProducer {
   }
 
   /// The producer warpgroup's part: `send` by its thread 0 when the token
-  /// rows come by TMA (GEMM2), `gather` otherwise.
+  /// rows come by TMA (GEMM2), `gather` otherwise. `tickets`: one per
+  /// stage (TileTicket).
   template <bool BY_TMA, class Load>
   static __device__ __forceinline__ void
   produce(const LaunchParams &p, const TensorMap *h_rows, T *rows, unsigned long long *full,
-          unsigned long long *empty, int tiles, const Load &load) {
+          unsigned long long *empty, TileTicket *tickets, int tiles, const Load &load) {
     if constexpr (BY_TMA) {
       if (threadIdx.x == 0)
-        send(p, h_rows, rows, full, empty, tiles, load);
+        send(p, h_rows, rows, full, empty, tickets, tiles, load);
     } else {
-      gather(p, rows, full, empty, tiles, load);
+      gather(p, rows, full, empty, tickets, tiles, load);
     }
   }
 
@@ -238,30 +308,60 @@ struct WsProducer {
   /// shared address plus an immediate.
   template <class Load>
   static __device__ void gather(const LaunchParams &p, T *rows, unsigned long long *full,
-                                unsigned long long *empty, int tiles, const Load &load) {
+                                unsigned long long *empty, TileTicket *tickets, int tiles,
+                                const Load &load) {
     constexpr int PASSES = ROWS / 16;
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
     const unsigned first = smem_addr(rows + swizzled(r0, ch));
     ZeroY zero_y;
     StageRing<STAGES> ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+    TileClaims<Walk> claims{tiles}; // thread 0's
+    // Thread 0 tells the warpgroup its claim through a slot past the
+    // stages' tickets, written between two named barriers.
+    TileTicket *claimed = tickets + STAGES;
+    for (;;) {
+      // The claim and the token lookups come before the wait on the stage
+      // (they overlap the consumers' math, as with a fixed walk); the
+      // ticket goes beside the tile's first stage once the consumers have
+      // released it, before that stage's full barrier can complete.
+      RowTile tile;
+      int n0 = 0;
+      const bool found = tid == 0 && claims.next(p, tile, n0);
+      named_barrier_sync(kProducerBarrier, 128); // every thread read the last claim
+      if (tid == 0)
+        *claimed = TileClaims<Walk>::ticket(found, tile, n0);
+      named_barrier_sync(kProducerBarrier, 128);
+      const TileTicket ticket = *claimed;
+      if (ticket.expert < 0) {
+        // The end, for the consumers: the stage's full barrier completes
+        // with no bytes (128 + 1 arrivals).
+        mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+        if (tid == 0)
+          tickets[ring.stage] = ticket;
+        mbar_arrive(&full[ring.stage]);
+        if (tid == 0)
+          mbar_arrive(&full[ring.stage]);
+        break;
+      }
       // Per pass: the token of the thread's row, -1 where the tile has none
       // (the passes from `live` on: rows past the tile's come last).
       int token[PASSES];
 #pragma unroll
       for (int i = 0; i < PASSES; ++i) {
-        const int row = tile.row_begin + r0 + 16 * i;
-        token[i] = row < tile.row_end ? p.sorted_ids[row] / S::K : -1;
+        const int row = ticket.row_begin + r0 + 16 * i;
+        token[i] = row < ticket.row_end ? p.sorted_ids[row] / S::K : -1;
       }
-      const int live = (tile.row_end - tile.row_begin - r0 + 15) / 16;
+      const int live = (ticket.row_end - ticket.row_begin - r0 + 15) / 16;
       for (int kt = 0; kt < KT; ++kt) {
+        if (tid == 0 && kt == KT / 2)
+          claims.ask(p);
         mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+        if (tid == 0 && kt == 0)
+          tickets[ring.stage] = ticket;
         const int k = kt * BK + ch * 8;
         if (tid == 0) {
           mbar_arrive_expect_tx(&full[ring.stage], WEIGHT_BYTES);
-          load(ring.stage, kt * BK, n0, tile.expert, &full[ring.stage]);
+          load(ring.stage, kt * BK, ticket.n0, ticket.expert, &full[ring.stage]);
         }
         const unsigned dst = first + ring.stage * STAGE * 2;
         // The stage's column in row 0 (past K a mapped chunk, copied as
@@ -296,16 +396,27 @@ struct WsProducer {
   /// row depends on its own row only, and the epilogue drops those.
   template <class Load>
   static __device__ void send(const LaunchParams &p, const TensorMap *h_rows, T *rows,
-                              unsigned long long *full, unsigned long long *empty, int tiles,
-                              const Load &load) {
+                              unsigned long long *full, unsigned long long *empty,
+                              TileTicket *tickets, int tiles, const Load &load) {
     static_assert(ROWS % BOX_ROWS == 0 && BOX_ROWS % 8 == 0, "boxes of whole swizzle atoms");
     StageRing<STAGES> ring;
-    RowTile tile;
-    int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+    TileClaims<Walk> claims{tiles};
+    for (;;) {
+      RowTile tile;
+      int n0 = 0;
+      const bool found = claims.next(p, tile, n0);
+      mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+      tickets[ring.stage] = TileClaims<Walk>::ticket(found, tile, n0);
+      if (!found) {
+        mbar_arrive(&full[ring.stage]); // the end, for the consumers: no bytes
+        return;
+      }
       const int boxes = (tile.row_end - tile.row_begin + BOX_ROWS - 1) / BOX_ROWS;
       for (int kt = 0; kt < KT; ++kt) {
-        mbar_wait(&empty[ring.stage], ring.phase ^ 1);
+        if (kt == KT / 2)
+          claims.ask(p);
+        if (kt > 0)
+          mbar_wait(&empty[ring.stage], ring.phase ^ 1);
         const int k0 = kt * BK;
         T *x = rows + ring.stage * STAGE;
         mbar_arrive_expect_tx(&full[ring.stage], BOX_BYTES * boxes + WEIGHT_BYTES);

@@ -58,7 +58,10 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   // of 16-byte aligned pieces.
   static constexpr int STAGING_BYTES = swap_staging_bytes(!Gemm1, BM);
   static constexpr bool STAGED_ROWS = STAGING_BYTES > 0 && !S::ADD_TO_Y && S::H % 8 == 0;
-  static constexpr int SMEM_BYTES = STAGES * (W_STAGE + X_STAGE) * 2 + STAGING_BYTES + STAGES * 16;
+  // Stages, staging chunks, then a full and an empty barrier and a tile
+  // ticket per stage, then the gathering producer's claim slot.
+  static constexpr int SMEM_BYTES =
+      STAGES * (W_STAGE + X_STAGE) * 2 + STAGING_BYTES + STAGES * 32 + 16;
   static constexpr bool X_BY_TMA = !Gemm1;
   static_assert(S::DT != kFP32, "wgmma path takes bf16 or fp16");
   static_assert(BM == 32 || BM == 64 || BM == 128 || BM == 256, "token rows: 32, 64, 128 or 256");
@@ -71,6 +74,7 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   struct Smem {
     T *w, *x, *staging;
     unsigned long long *full, *empty;
+    TileTicket *tickets;
   };
 
   /// Token widths above BM/2 step by this (BM >= 128: wgmma's N in
@@ -118,23 +122,30 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     sm.full = reinterpret_cast<unsigned long long *>(smem_raw + STAGES * (W_STAGE + X_STAGE) * 2 +
                                                      STAGING_BYTES);
     sm.empty = sm.full + STAGES;
+    sm.tickets = reinterpret_cast<TileTicket *>(sm.empty + STAGES);
     ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const LoadWeights load{weights, sm.w};
-    // Each role counts the tiles after its register budget is set: a value
-    // carried across setmaxnreg went to local memory in the 256-row GEMM1.
+    // The producer counts the tiles after its register budget is set: a
+    // value carried across setmaxnreg went to local memory in the 256-row
+    // GEMM1.
     ws_roles(
         [&] {
-          Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, Walk::count(p),
-                                               load);
+          Producer::template produce<X_BY_TMA>(p, rows, sm.x, sm.full, sm.empty, sm.tickets,
+                                               Walk::count(p), load);
         },
-        [&] { consume(p, sm, Walk::count(p)); });
+        [&] { consume(p, sm); });
   }
 
-  static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
+  static __device__ void consume(const LaunchParams &p, const Smem &sm) {
     Ring ring;
     RowTile tile;
     int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+    while (next_ticket(sm.full, sm.tickets, ring, tile, n0)) {
+      // Each width's main loop walks its own copy of the ring, which moves
+      // on by the tile's KT stages here, on the path every width shares: a
+      // ring the width's branches (on a ticket read from shared memory)
+      // each moved is one ptxas keeps in vector registers, and the wgmma
+      // descriptors made from it too (two more R2UR per wgmma).
       const int width = width_for(tile.row_end - tile.row_begin);
       if (width == BM / 4)
         consume_tile<BM / 4>(p, sm, ring, tile, n0);
@@ -142,13 +153,14 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
         consume_tile<BM / 2>(p, sm, ring, tile, n0);
       else
         consume_wide<BM>(width, p, sm, ring, tile, n0);
+      ring.advance(KT);
     }
   }
 
   /// A tile wider than BM/2: the main loop of its width (NT or a step below).
   template <int NT>
   static __device__ __forceinline__ void consume_wide(int width, const LaunchParams &p,
-                                                      const Smem &sm, Ring &ring,
+                                                      const Smem &sm, Ring ring,
                                                       const RowTile &tile, int n0) {
     if constexpr (NT - WIDE_STEP > BM / 2) {
       if (width < NT) {
@@ -159,10 +171,11 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
     consume_tile<NT>(p, sm, ring, tile, n0);
   }
 
-  /// One tile with NT token columns: the main loop, then the epilogue.
+  /// One tile with NT token columns: the main loop (on its own copy of
+  /// the ring: the caller moves the ring on), then the epilogue.
   template <int NT>
   static __device__ __forceinline__ void consume_tile(const LaunchParams &p, const Smem &sm,
-                                                      Ring &ring, const RowTile &tile, int n0) {
+                                                      Ring ring, const RowTile &tile, int n0) {
     const int wg = threadIdx.x / 128 - 1; // 64 weight rows of the tile
     const bool signals = threadIdx.x % 128 == 0;
     float acc[NT / 2];

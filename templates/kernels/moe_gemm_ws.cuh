@@ -58,9 +58,11 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int STAGING = STAGED ? 2 * 64 * PITCH : 0; // elements, both warpgroups
   // The stages (1024-byte aligned for the 128-byte swizzle: the dynamic
   // shared memory is declared so), the staging rows, then a full and an
-  // empty barrier per stage. No alignment slack: 1 KB more is what lets
+  // empty barrier and a tile ticket per stage, then the gathering
+  // producer's claim slot. No alignment slack: 1 KB more is what lets
   // GEMM1's staged epilogue sit beside four stages.
-  static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 16;
+  static constexpr int SMEM_BYTES =
+      STAGES * (A_STAGE + B_STAGE) * 2 + STAGING * 2 + STAGES * 32 + 16;
   // Registers (ws_roles): the producer keeps 8 row tokens; each consumer
   // thread N/2 accumulators.
   static constexpr bool A_BY_TMA = !Gemm1;
@@ -73,6 +75,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   struct Smem {
     T *a, *b, *staging;
     unsigned long long *full, *empty;
+    TileTicket *tickets;
   };
 
   using Ring = StageRing<STAGES>;
@@ -107,24 +110,25 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     sm.staging = sm.b + STAGES * B_STAGE;
     sm.full = reinterpret_cast<unsigned long long *>(sm.staging + STAGING);
     sm.empty = sm.full + STAGES;
+    sm.tickets = reinterpret_cast<TileTicket *>(sm.empty + STAGES);
     ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
-    const int tiles = Walk::count(p);
     const LoadWeights load{weights, sm.b};
     ws_roles(
         [&] {
-          Producer::template produce<A_BY_TMA>(p, rows, sm.a, sm.full, sm.empty, tiles, load);
+          Producer::template produce<A_BY_TMA>(p, rows, sm.a, sm.full, sm.empty, sm.tickets,
+                                               Walk::count(p), load);
         },
-        [&] { consume(p, sm, tiles); });
+        [&] { consume(p, sm); });
   }
 
-  static __device__ void consume(const LaunchParams &p, const Smem &sm, int tiles) {
+  static __device__ void consume(const LaunchParams &p, const Smem &sm) {
     const int wg = threadIdx.x / 128 - 1; // 64-row half of the tile
     const bool signals = threadIdx.x % 128 == 0;
     Ring ring;
     float acc[N / 2];
     RowTile tile;
     int n0;
-    for (int t = blockIdx.x; Walk::next(p, tiles, t, tile, n0);) {
+    while (next_ticket(sm.full, sm.tickets, ring, tile, n0)) {
 #pragma unroll
       for (int i = 0; i < N / 2; ++i)
         acc[i] = 0.f;

@@ -88,6 +88,8 @@ template <int THREADS> __device__ int block_exclusive_scan(int *data, int n) {
 /// Writes the tile list (TileRecord: expert, first and end row) in expert
 /// order with p.tile_m rows per tile, and num_tiles, from `offsets` [E + 1] (shared or global,
 /// already visible to the block); `tile_start` is [E + 1] of shared scratch.
+/// Zeroes the persistent GEMMs' tile claims (TileClaims in
+/// blocks/ws_pipeline.cuh), which a fresh workspace holds garbage in.
 template <class S, int THREADS>
 __device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *tile_start) {
   for (int e = threadIdx.x; e < S::E; e += THREADS) {
@@ -105,8 +107,11 @@ __device__ void write_tile_list(const LaunchParams &p, const int *offsets, int *
           e, row_begin, min(row_begin + p.tile_m, first + rows), 0};
     }
   }
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
     *p.num_tiles = tiles;
+    p.tile_claims[0] = 0;
+    p.tile_claims[1] = 0;
+  }
 }
 
 /// Grid: 1, block: THREADS. Turns block counts into scatter bases,

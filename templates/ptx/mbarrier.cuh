@@ -53,17 +53,30 @@ __device__ __forceinline__ bool mbar_try_wait(unsigned long long *bar, unsigned 
   return done != 0;
 }
 
+/// One try of mbar_wait: this lane's try_wait, or with WARP (a wait every
+/// lane of the warp makes together) whether all lanes' succeeded, which
+/// the compiler sees as the same in every lane.
+template <bool WARP>
+__device__ __forceinline__ bool mbar_ready(unsigned long long *bar, unsigned parity) {
+  const bool done = mbar_try_wait(bar, parity);
+  if constexpr (WARP)
+    return __all_sync(0xffffffffu, done);
+  return done;
+}
+
 /// Waits until the phase of parity `parity` has completed (try_wait may
 /// return early: loop). Built with MOEJIT_PIPELINE_TIMEOUT_NS, a wait past
 /// that many nanoseconds traps, so a broken pipeline fails its test
-/// instead of hanging it.
+/// instead of hanging it. WARP: the whole warp waits and leaves together
+/// (mbar_ready).
+template <bool WARP = false>
 __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
 #ifdef MOEJIT_PIPELINE_TIMEOUT_NS
   // The clock is read once per 4096 failed tries (try_wait itself waits a
   // while), which keeps the loop's registers few.
   unsigned tries = 0;
   unsigned long long start = 0;
-  while (!mbar_try_wait(bar, parity)) {
+  while (!mbar_ready<WARP>(bar, parity)) {
     if ((++tries & 4095u) != 0)
       continue;
     unsigned long long now;
@@ -74,7 +87,7 @@ __device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned pari
       __trap();
   }
 #else
-  while (!mbar_try_wait(bar, parity)) {
+  while (!mbar_ready<WARP>(bar, parity)) {
   }
 #endif
 }
