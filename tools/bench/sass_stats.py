@@ -8,7 +8,10 @@ root (`moejit warm --arch sm_90a --cache-dir DIR`), then
 
 The cubins are read out of the cache entries (cache/FORMAT.md); the
 disassembler is $CUOBJDUMP, else the CUDA toolkit's, else the one Triton's
-wheel carries (`pip install triton` where the toolkit has none). --dump
+wheel carries (`pip install triton` where the toolkit has none). The PyPI
+wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm serve as well
+(`pip download --no-deps`, unzip): CUOBJDUMP=.../bin/cuobjdump and
+NVDISASM_PATH=the folder of nvdisasm, which cuobjdump runs. --dump
 writes each kernel's SASS to OUT/LABEL_KERNEL.sass.
 """
 
@@ -72,7 +75,8 @@ def find_cuobjdump():
     for c in candidates:
         if c and os.path.exists(c):
             return c
-    sys.exit("sass_stats: no cuobjdump (set CUOBJDUMP, or pip install triton)")
+    sys.exit("sass_stats: no cuobjdump (set CUOBJDUMP, or pip install triton; see the top of"
+             " this file)")
 
 
 INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?);")
