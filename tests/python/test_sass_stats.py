@@ -1,6 +1,7 @@
 """tools/bench/sass_stats.py reads cache roots as hostile: entries that are
 links, FIFOs, junk, sizes past the file or bad metadata are skipped with a
-line each; a well-formed entry gives its kernel and cubin bytes."""
+line each; a well-formed entry gives its kernel and cubin bytes; a grouped
+program's cubin counts each kernel's own function."""
 
 import contextlib
 import io
@@ -45,6 +46,26 @@ class CacheEntries(unittest.TestCase):
             for name in ("junk", "short", "past_end", "big_meta", "bad_json", "no_kernel",
                          "link", "fifo"):
                 self.assertIn(f"{name}.cubin: ", err.getvalue())
+
+
+class GroupedCubins(unittest.TestCase):
+    SASS = ("\n\tcode for sm_90a\n"
+            "\t\tFunction : moe_gemm2_a\n"
+            "        /*0000*/                   R2UR UR4, R2 ;\n"
+            "        /*0010*/                   HGMMA.64x256x16.F32.BF16 R24, gdesc[UR4], R24 ;\n"
+            "\t\tFunction : moe_gemm1_b\n"
+            "        /*0000*/                   MOV R1, c[0x0][0x28] ;\n"
+            "        /*0010*/                   EXIT ;\n")
+
+    def test_each_kernel_counts_only_its_own_function(self):
+        a = sass_stats.stats(sass_stats.function_sass(self.SASS, "moe_gemm2_a"))
+        b = sass_stats.stats(sass_stats.function_sass(self.SASS, "moe_gemm1_b"))
+        self.assertEqual((a["instructions"], a["r2ur"], a["hgmma"]), (2, 1, 1))
+        self.assertEqual((b["instructions"], b["r2ur"], b["hgmma"]), (2, 0, 0))
+
+    def test_a_cubin_without_the_function_is_read_whole(self):
+        self.assertEqual(sass_stats.stats(sass_stats.function_sass(self.SASS, "other"))
+                         ["instructions"], 4)
 
 
 if __name__ == "__main__":

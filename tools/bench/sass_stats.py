@@ -6,7 +6,8 @@ root (`moejit warm --arch sm_90a --cache-dir DIR`), then
 
     python3 tools/bench/sass_stats.py base=DIR1 variant=DIR2 [--kernel REGEX] [--dump OUT]
 
-The cubins are read out of the cache entries (cache/FORMAT.md); the
+The cubins are read out of the cache entries (cache/FORMAT.md), and of a
+grouped program's cubin only the kernel's own function counts; the
 disassembler is $CUOBJDUMP, else the CUDA toolkit's, else the one Triton's
 wheel carries (`pip install triton` where the toolkit has none). The PyPI
 wheels nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm serve as well
@@ -82,6 +83,16 @@ def find_cuobjdump():
 INSTRUCTION = re.compile(r"/\*[0-9a-f]{4,}\*/\s+(.*?);")
 
 
+def function_sass(sass, name):
+    """cuobjdump's section for kernel `name`: a cache entry of a grouped
+    program holds every kernel of the group in one cubin."""
+    sections = re.split(r"\n\s*Function : ", sass)
+    for section in sections[1:]:
+        if section.split("\n", 1)[0].strip() == name:
+            return section
+    return sass
+
+
 def stats(sass):
     lines = INSTRUCTION.findall(sass)
     hgmma = [i for i, ins in enumerate(lines) if "HGMMA" in ins]
@@ -110,8 +121,9 @@ def main():
                 path = os.path.join(tmp, "k.cubin")
                 with open(path, "wb") as f:
                     f.write(cubin)
-                sass = subprocess.run([cuobjdump, "-sass", path], capture_output=True,
-                                      text=True, check=True).stdout
+                sass = function_sass(subprocess.run([cuobjdump, "-sass", path],
+                                                    capture_output=True, text=True,
+                                                    check=True).stdout, name)
                 if args.dump:
                     os.makedirs(args.dump, exist_ok=True)
                     with open(os.path.join(args.dump, f"{label}_{name}.sass"), "w") as f:
