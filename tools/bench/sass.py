@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """Prints the SASS of one kernel from a moejit cache root, no GPU needed:
 sass.py CACHE_ROOT KERNEL_NAME [NVDISASM]. Fill the root first with
-`moejit warm --arch sm_90a --cache-dir ROOT`. A cache entry is moejit's
-header and JSON, then the cubin (an ELF): the ELF part goes to nvdisasm
-(default: `nvdisasm` on PATH; the PyPI wheel nvidia-cuda-nvdisasm has one
-for machines whose toolkit lacks it). A grouped entry holds several
-kernels; only KERNEL_NAME's section is printed."""
-import glob, os, subprocess, sys, tempfile
+`moejit warm --arch sm_90a --cache-dir ROOT`. The entries are read as
+sass_stats.py reads them (links, special files and malformed entries are
+skipped); a cubin goes to nvdisasm (default: `nvdisasm` on PATH; the PyPI
+wheel nvidia-cuda-nvdisasm has one for machines whose toolkit lacks it). A
+grouped entry holds several kernels; only KERNEL_NAME's section is
+printed."""
+import os, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_stats import cache_cubins  # noqa: E402
 
 
 def main():
     root, kernel = sys.argv[1], sys.argv[2]
     nvdisasm = sys.argv[3] if len(sys.argv) > 3 else "nvdisasm"
-    for path in sorted(glob.glob(os.path.join(root, "**", "*.cubin"), recursive=True)):
-        data = open(path, "rb").read()
-        start = data.find(b"\x7fELF")
-        if start < 0 or kernel.encode() not in data:
+    for _, cubin in cache_cubins(root):
+        if kernel.encode() not in cubin:
             continue
         with tempfile.NamedTemporaryFile(suffix=".cubin") as elf:
-            elf.write(data[start:])
+            elf.write(cubin)
             elf.flush()
             text = subprocess.run([nvdisasm, "-c", elf.name], capture_output=True, text=True,
                                   check=True).stdout
