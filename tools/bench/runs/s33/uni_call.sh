@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 33's first device call (`carry: ["build-gpu"]`): session 32's
+# next_call.sh without the done-when bench (that waits for the re-tuned
+# tables and an H200), most telling part first so a cut-short call still
+# answers: moejit-uni's GPU suites (runs/s32/warp_uniform.diff), then the
+# interleaved A/B base/lead/uni/tail at seed T=8192 2048 and E=8 T=8192.
+# Prediction: uni correct, and at T=8192 back to base (about -1.8% vs lead).
+source "$(dirname "$0")/../../round_env.sh"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
+  >> "$summary" 2>&1
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/runtime_gpu_test_uni \
+  --gtest_filter='-Shapes/SwapAbMatchesReference.*' > "$logs/gpu_tests_uni.log" 2>&1
+echo "gpu_tests_uni rc=$? $SECONDS s $(grep -E '^\[  (PASSED|FAILED) ' "$logs/gpu_tests_uni.log" |
+  tr '\n' ' ')" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 ./$b/runtime_gpu_test_uni --gtest_filter=$(printf \
+  'Shapes/SwapAbMatchesReference.EveryPlanAndMode/%s:' bf16_k8_h2048_i768_e128_t1_random \
+  fp16_k6_h512_i256_e64_t300_random bf16_k2_h8_i8_e3_t17_random fp16_k1_h264_i200_e64_t10272_tails \
+  bf16_k4_h256_i128_e16_t1000_oneexpert bf16_k8_h256_i128_e64_t1000_outofrange) \
+  > "$logs/gpu_swap_uni.log" 2>&1
+echo "gpu_swap_uni rc=$? $SECONDS s $(grep -E '^\[  (PASSED|FAILED) ' "$logs/gpu_swap_uni.log" |
+  tr '\n' ' ')" >> "$summary"
+cp "$summary" "$logs/pre_ab_summary.txt"
+OUT=$logs/ab BINS="moejit-base moejit-lead moejit-uni moejit-tail" RUNS=20 ROUNDS=2 CASE_LIMIT=60 \
+  CASES="seed|8192 2048;experts=8|8192" bash "$(dirname "$0")/../../multi_ab.sh" > /dev/null
+echo "ab $SECONDS s" >> "$summary"
+grep "^ab" "$logs/ab/summary.txt" >> "$summary"
+finish_round
