@@ -20,8 +20,8 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 ./$b/runtime_gpu_test_uni --gtest_filt
 echo "gpu_swap_uni rc=$? $SECONDS s $(grep -E '^\[  (PASSED|FAILED) ' "$logs/gpu_swap_uni.log" |
   tr '\n' ' ')" >> "$summary"
 cp "$summary" "$logs/pre_ab_summary.txt"
-OUT=$logs/ab BINS="moejit-base moejit-lead moejit-uni moejit-tail" RUNS=20 ROUNDS=2 CASE_LIMIT=60 \
+OUT=$out/ab BINS="moejit-base moejit-lead moejit-uni moejit-tail" RUNS=20 ROUNDS=2 CASE_LIMIT=60 \
   CASES="seed|8192 2048;experts=8|8192" bash "$(dirname "$0")/../../multi_ab.sh" > /dev/null
 echo "ab $SECONDS s" >> "$summary"
-grep "^ab" "$logs/ab/summary.txt" >> "$summary"
+grep "^ab" "$out/ab/summary.txt" >> "$summary"
 finish_round
