@@ -9,6 +9,12 @@
 # seed shape T=1..2048, E=8 T=128 and qwen3-235b T=128. Predictions:
 # T<=512 within noise (weight streams), T=1024 +0.5% (session 28's
 # bn256 ABBA), route_wide's T=256..2048 (T*k > 1024) within ~1 us.
+# moejit-quick = cold + the routing kernels in their own program family
+# compiled with --Ofast-compile=min, their id/weight/map loads by __ldg and
+# sorted-row stores by __stcg so that the SASS keeps LDG/STG (1.71 s CPU,
+# 0.99-1.02 s wall here); combine's loads become LDG.CONSTANT too.
+# Prediction: within ~1 us of cold everywhere; T=8192 (route_count no
+# longer unrolled) the one to watch.
 source "$(dirname "$0")/../../round_env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
   >> "$summary" 2>&1
@@ -18,8 +24,8 @@ echo "gpu_tests_width rc=$? $SECONDS s $(grep -E '^\[  (PASSED|FAILED) ' "$logs/
   tr '\n' ' ')" >> "$summary"
 grep -E '^\[  FAILED  \]' "$logs/gpu_tests_width.log" | head -10 >> "$summary"
 cp "$summary" "$logs/pre_ab_summary.txt"
-OUT=$out/ab BINS="moejit-lead moejit-cold" RUNS=30 ROUNDS=2 CASE_LIMIT=60 \
-  CASES="seed|1 4 16 64 128 256 512 1024 2048;experts=8|128;k=8,hidden=4096,intermediate=1536,experts=128|128" \
+OUT=$out/ab BINS="moejit-lead moejit-cold moejit-quick" RUNS=30 ROUNDS=2 CASE_LIMIT=60 \
+  CASES="seed|1 16 128 512 1024 2048 8192;experts=8|128;k=8,hidden=4096,intermediate=1536,experts=128|128" \
   bash "$(dirname "$0")/../../multi_ab.sh" > /dev/null
 echo "ab $SECONDS s" >> "$summary"
 grep "^ab" "$out/ab/summary.txt" >> "$summary"
