@@ -128,9 +128,12 @@ template <class Walk> struct TileClaims {
   __device__ __forceinline__ bool next(const LaunchParams &p, RowTile &tile, int &n0) {
     if (ahead < 0)
       ask(p);
-    int t = ahead;
+    // The claimed index as uniform (warp_uniform), as blockIdx.x was in a
+    // fixed walk: tile and n0 then reach the TMA coordinates in uniform
+    // registers.
+    int t = warp_uniform(ahead);
     ahead = -1;
-    for (; t < tiles; t = gridDim.x + atomicAdd(p.tile_claims, 1)) {
+    for (; t < tiles; t = warp_uniform(gridDim.x + atomicAdd(p.tile_claims, 1))) {
       tile = Walk::at(p, t, n0);
       if (tile.valid)
         return true;
@@ -331,7 +334,9 @@ struct WsProducer {
       if (tid == 0)
         *claimed = TileClaims<Walk>::ticket(found, tile, n0);
       named_barrier_sync(kProducerBarrier, 128);
-      const TileTicket ticket = *claimed;
+      const TileTicket read = *claimed;
+      const TileTicket ticket{warp_uniform(read.expert), warp_uniform(read.row_begin),
+                              warp_uniform(read.row_end), warp_uniform(read.n0)};
       if (ticket.expert < 0) {
         // The end, for the consumers: the stage's full barrier completes
         // with no bytes (128 + 1 arrivals).
