@@ -17,6 +17,7 @@
 #include <llvm/Support/FileSystem.h>
 #include <spdlog/sinks/ostream_sink.h>
 
+#include <algorithm>
 #include <sstream>
 
 using namespace moejit;
@@ -410,11 +411,30 @@ TEST(Finalists, HeuristicKeepsABucketInsideTheNoiseMargin) {
   EXPECT_EQ(tune::pickFinalist({0.900, 0.950}, 1), 0u);        // heuristic fastest
 }
 
-// The previous bucket's winner (finalist 1 here) is preferred next: it adds
-// no kernel either; the heuristic's plan still comes first.
+// The winner of the bucket tuned before (finalist 1 here) is preferred
+// next: it adds no kernel either; the heuristic's plan still comes first.
 TEST(Finalists, PreviousBucketsWinnerIsPreferredNext) {
   EXPECT_EQ(tune::pickFinalist({1.030, 1.000, 0.995}, 2), 1u); // heuristic 3.5% off, previous 0.5%
   EXPECT_EQ(tune::pickFinalist({1.004, 1.000, 0.995}, 2), 0u); // both within: the heuristic's
   EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 2), 2u); // neither within: the fastest
   EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 5), 2u); // preferred past the end: fine
+}
+
+// Buckets are tuned from the largest down, each once, so that a mid bucket
+// may take the larger buckets' kernels; a bucket out of range is an error.
+TEST(TuningOrder, LargestFirstEachOnce) {
+  auto all = tune::tuningOrder({});
+  ASSERT_TRUE(static_cast<bool>(all)) << errorMessage(all.takeError());
+  ASSERT_EQ(all->size(), static_cast<size_t>(runtime::kBucketCount));
+  EXPECT_EQ(all->front(), runtime::kBucketCount - 1);
+  EXPECT_EQ(all->back(), 0);
+  EXPECT_TRUE(std::is_sorted(all->rbegin(), all->rend()));
+  auto some = tune::tuningOrder({3, 12, 3, 0});
+  ASSERT_TRUE(static_cast<bool>(some)) << errorMessage(some.takeError());
+  EXPECT_EQ(*some, (std::vector<int>{12, 3, 0}));
+  for (int bad : {-1, runtime::kBucketCount}) {
+    auto refused = tune::tuningOrder({1, bad});
+    ASSERT_FALSE(static_cast<bool>(refused));
+    EXPECT_NE(errorMessage(refused.takeError()).find(std::to_string(bad)), std::string::npos);
+  }
 }

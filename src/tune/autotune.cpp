@@ -68,7 +68,8 @@ private:
   llvm::Expected<std::vector<double>>
   timeInterleaved(const std::vector<std::function<llvm::Error()>> &enqueues);
   llvm::Error timedRun(EventPair &events, const std::function<llvm::Error()> &enqueue, int round);
-  /// `previous`: the winner of the bucket tuned before, or null.
+  /// `previous`: the winner of the bucket tuned before (the next larger:
+  /// tuningOrder), or null.
   llvm::Expected<BucketRecord> tuneBucket(int bucket, const GemmPlan *previous);
   /// Args for `tokens` tokens over the shared buffers (routing uploaded).
   MoeArgs args(int64_t tokens) const;
@@ -439,8 +440,9 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
           b = {*ms, &c};
       }
   }
-  // Finalists: the heuristic's plan, the previous bucket's winner (plans
-  // that add no kernel: preferred inside the noise margin) and the two best
+  // Finalists: the heuristic's plan, the winner of the bucket tuned before,
+  // the next larger (plans that add no kernel: preferred inside the noise
+  // margin) and the two best
   // row tiles, timed as whole runs side by side.
   std::vector<std::pair<double, GemmPlan>> by_sum;
   for (auto &[bm, pair] : best)
@@ -486,14 +488,10 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
 
 llvm::Expected<TuningRecord> Tuner::run() {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<int> buckets = options_.buckets;
-  if (buckets.empty())
-    for (int b = 0; b < runtime::kBucketCount; ++b)
-      buckets.push_back(b);
-  for (int b : buckets)
-    if (b < 0 || b >= runtime::kBucketCount)
-      return makeError(ErrorCode::InvalidArgument, "tune: bucket {} is not in 0..{}", b,
-                       runtime::kBucketCount - 1);
+  auto order = tuningOrder(options_.buckets);
+  if (!order)
+    return order.takeError();
+  const std::vector<int> &buckets = *order;
   if (options_.check_tokens < 1)
     return makeError(ErrorCode::InvalidArgument, "tune: check_tokens must be positive");
   if (llvm::Error e = device_.makeCurrent())
@@ -538,6 +536,20 @@ llvm::Expected<TuningRecord> Tuner::run() {
 }
 
 } // namespace
+
+llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested) {
+  std::vector<int> buckets = requested;
+  if (buckets.empty())
+    for (int b = 0; b < runtime::kBucketCount; ++b)
+      buckets.push_back(b);
+  for (int b : buckets)
+    if (b < 0 || b >= runtime::kBucketCount)
+      return makeError(ErrorCode::InvalidArgument, "tune: bucket {} is not in 0..{}", b,
+                       runtime::kBucketCount - 1);
+  std::sort(buckets.begin(), buckets.end(), std::greater<>());
+  buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
+  return buckets;
+}
 
 size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin) {
   const size_t fastest = std::min_element(ms.begin(), ms.end()) - ms.begin();

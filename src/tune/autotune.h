@@ -28,9 +28,18 @@ struct TuneOptions {
   std::function<void(const std::string &)> progress;
 };
 
+/// The buckets `requested` (empty: all) in the order they are tuned: each
+/// once, the largest first, so that the bucket tuned before a mid-sized one
+/// is the next larger, whose persistent kernels every larger bucket runs
+/// too: within the noise margin a mid bucket takes them rather than adding
+/// a kernel of its own (the seed table's T=1024 GEMM2, bn192, had cost cold
+/// get() ~0.25 s for 0.5%; NOTES.md, session 33). An error names a bucket
+/// outside 0..kBucketCount-1.
+llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested);
+
 /// Which finalist of a bucket wins, given their whole-run times `ms`, whose
 /// first `preferred` entries are plans that add no kernel (the heuristic's
-/// plan, the previous bucket's winner): the first of those within `margin`
+/// plan, the winner of the bucket tuned before): the first of those within `margin`
 /// (a fraction) of the fastest, else the fastest. Differences inside
 /// run-to-run noise then pick no kernel of their own, so plans share
 /// kernels and a cold get() compiles fewer.
