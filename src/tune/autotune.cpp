@@ -440,10 +440,9 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
           b = {*ms, &c};
       }
   }
-  // Finalists: the heuristic's plan, the winner of the bucket tuned before,
-  // the next larger (plans that add no kernel: preferred inside the noise
-  // margin) and the two best
-  // row tiles, timed as whole runs side by side.
+  // Finalists: the heuristic's plan, the winner of the bucket tuned before
+  // (the next larger; plans that add no kernel: preferred inside the noise
+  // margin) and the two best row tiles, timed as whole runs side by side.
   std::vector<std::pair<double, GemmPlan>> by_sum;
   for (auto &[bm, pair] : best)
     if (pair.first.candidate && pair.second.candidate)

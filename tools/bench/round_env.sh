@@ -44,6 +44,19 @@ config_sanitizers() {
     tr '\n' ' ')" >> "$summary"
 }
 
+# One GPU test binary under a limit: gpu_suite LABEL BINARY LIMIT [gtest
+# args]; "LABEL rc=... ok N failed M" (and the first failures) in the
+# summary, which is copied into the logs so that a call cut short keeps it.
+gpu_suite() {
+  local label=$1 bin=$2 limit=$3
+  shift 3
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout "$limit" ./$b/$bin "$@" > "$logs/$label.log" 2>&1
+  echo "$label rc=$? $SECONDS s ok $(grep -c '^\[       OK \]' "$logs/$label.log")" \
+    "failed $(grep -c '^\[  FAILED  \]' "$logs/$label.log")" >> "$summary"
+  grep -E '^\[  FAILED  \]' "$logs/$label.log" | head -5 >> "$summary"
+  cp "$summary" "$logs/summary_at_$label.txt"
+}
+
 # Packs the logs into $OUT/logs.tar.gz and prints the summary.
 finish_round() {
   tar czf "$out/logs.tar.gz" -C "$logs" .

@@ -13,17 +13,8 @@
 source "$(dirname "$0")/../../round_env.sh"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader \
   >> "$summary" 2>&1
-suite() { # LABEL BINARY LIMIT [gtest args]
-  local label=$1 bin=$2 limit=$3
-  shift 3
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout "$limit" ./$b/$bin "$@" > "$logs/$label.log" 2>&1
-  echo "$label rc=$? $SECONDS s ok $(grep -c '^\[       OK \]' "$logs/$label.log")" \
-    "failed $(grep -c '^\[  FAILED  \]' "$logs/$label.log")" >> "$summary"
-  grep -E '^\[  FAILED  \]' "$logs/$label.log" | head -5 >> "$summary"
-  cp "$summary" "$logs/summary_at_$label.txt"
-}
-suite swap_main runtime_gpu_test_uni 150 --gtest_filter='Shapes/SwapAbMatchesReference.*'
-suite quick2 runtime_gpu_test_quick2 330
+gpu_suite swap_main runtime_gpu_test_uni 150 --gtest_filter='Shapes/SwapAbMatchesReference.*'
+gpu_suite quick2 runtime_gpu_test_quick2 330
 for tool in memcheck racecheck; do
   timeout 90 compute-sanitizer --tool $tool --print-limit 5 ./$b/moejit-quick2 bench \
     --shape hidden=256,intermediate=128,experts=64 --tokens 5 --tokens 300 --runs 1 \
