@@ -57,6 +57,16 @@ gpu_suite() {
   cp "$summary" "$logs/summary_at_$label.txt"
 }
 
+# Builds of `moejit` interleaved (multi_ab.sh, 30 runs, 2 rounds, 60 s a
+# case): ab_interleaved "BIN BIN..." "CASES" (multi_ab.sh's form); its
+# "ab ..." lines join the summary, its logs come back in $OUT/ab.
+ab_interleaved() {
+  OUT=$out/ab BINS="$1" RUNS=30 ROUNDS=2 CASE_LIMIT=60 CASES="$2" \
+    bash "$(dirname "${BASH_SOURCE[0]}")/multi_ab.sh" > /dev/null
+  echo "ab $SECONDS s" >> "$summary"
+  grep "^ab" "$out/ab/summary.txt" >> "$summary"
+}
+
 # Packs the logs into $OUT/logs.tar.gz and prints the summary.
 finish_round() {
   tar czf "$out/logs.tar.gz" -C "$logs" .
