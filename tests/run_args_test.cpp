@@ -191,6 +191,34 @@ TEST(RunArgs, NullMisalignedOverlappingAndSmallWorkspace) {
   EXPECT_EQ(code, ErrorCode::WorkspaceTooSmall) << text;
 }
 
+/// The workspace, which the kernels write, overlaps no input (they would
+/// overwrite ids, weights or x while others still read them); inputs may
+/// share memory with each other, being only read.
+TEST(RunArgs, TheWorkspaceOverlapsNoInput) {
+  const MoeShape shape{2, 256, 128, 8, DType::BF16};
+  const uintptr_t ids = 0x40000000000, ids_bytes = 16 * 2 * 4;
+  MoeArgs a = plausibleArgs(16, 4096);
+  a.workspace = at(ids + ids_bytes - 16); // its first 16 bytes are the last ids
+  auto [code, text] = failure(checkRunArgs(shape, a, 4096));
+  EXPECT_EQ(code, ErrorCode::InvalidArgument);
+  EXPECT_NE(text.find("workspace overlaps top_k_index"), std::string::npos) << text;
+  a.workspace = at(ids + ids_bytes); // just past them: fine
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+  a = plausibleArgs(16, 4096);
+  a.expert_map = static_cast<const int32_t *>(at(0x70000000000 + 1024)); // inside the workspace
+  a.expert_map_size = 8;
+  std::tie(code, text) = failure(checkRunArgs(shape, a, 4096));
+  EXPECT_NE(text.find("workspace overlaps expert_map"), std::string::npos) << text;
+  a = plausibleArgs(16, 4096);
+  a.workspace = const_cast<void *>(a.gate_up_proj);
+  std::tie(code, text) = failure(checkRunArgs(shape, a, 4096));
+  EXPECT_NE(text.find("workspace overlaps gate_up_proj"), std::string::npos) << text;
+  // Inputs sharing memory (weights and ids in one pool, say) are fine.
+  a = plausibleArgs(16, 4096);
+  a.top_k_weights = static_cast<const float *>(a.top_k_index);
+  EXPECT_FALSE(static_cast<bool>(checkRunArgs(shape, a, 4096)));
+}
+
 TEST(RunArgs, ServingRuntimeArguments) {
   const MoeShape shape{2, 256, 128, 8, DType::BF16};
   MoeArgs a = plausibleArgs(16, 4096);

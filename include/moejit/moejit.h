@@ -109,7 +109,7 @@ typedef struct moejit_args {
   const void *top_k_weights; /**< float32 or the model dtype (weights_type) */
   void *y;                   /**< may be exactly x (in place) */
   int64_t tokens;
-  void *workspace;
+  void *workspace; /**< overlaps no input, nor y */
   size_t workspace_bytes;
   const int32_t *expert_map; /**< NULL, or global id -> local id or -1 */
   int64_t expert_map_size;

@@ -87,7 +87,7 @@ enum class Combine {
 /// [I,2I) up), down_proj [E,H,I], top_k_index [T,k] (int32 or int64,
 /// index_type), top_k_weights [T,k] (float32 or the workload dtype,
 /// weight_type), y [T,H]. y may be exactly x (in place) but overlaps no
-/// input otherwise, nor the workspace.
+/// input otherwise, nor the workspace, which overlaps no input.
 struct MoeArgs {
   const void *x = nullptr;
   const void *gate_up_proj = nullptr;

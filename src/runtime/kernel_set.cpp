@@ -165,8 +165,9 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
       {"top_k_index", a.top_k_index, static_cast<uintptr_t>(id_bytes), product({T, K, id_bytes})},
       {"top_k_weights", a.top_k_weights, static_cast<uintptr_t>(weight_bytes),
        product({T, K, weight_bytes})},
-      {"workspace", a.workspace, 16, static_cast<uint64_t>(a.workspace_bytes)},
       {"expert_map", a.expert_map, 4, product({a.expert_map_size, 4}), /*optional=*/true},
+      // What the kernels write, last.
+      {"workspace", a.workspace, 16, static_cast<uint64_t>(a.workspace_bytes)},
       {"y", a.y, 16, product({T, H, elem})}};
   for (const Tensor &t : tensors) {
     if (!t.ptr && t.optional)
@@ -183,20 +184,29 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
                        "tokens = {}",
                        t.name, t.ptr, T);
   }
-  // y must not overlap any input or the workspace: kernels read those while
-  // the combine writes y. y == x exactly is allowed (in place): x is read
-  // only by GEMM1, which is done before the combine writes y. All ends were
-  // checked not to wrap above.
-  const Tensor &y = tensors[std::size(tensors) - 1];
-  const uintptr_t y_begin = reinterpret_cast<uintptr_t>(y.ptr), y_end = y_begin + *y.bytes;
-  for (const Tensor &t : llvm::ArrayRef<Tensor>(tensors).drop_back()) {
-    if (!t.ptr || (t.ptr == a.x && a.y == a.x))
-      continue;
+  // What the kernels write overlaps nothing else. y: no input and not the
+  // workspace, which kernels read while the combine writes y; y == x
+  // exactly is allowed (in place): x is read only by GEMM1, which is done
+  // before the combine writes y. The workspace: no input, which the
+  // routing and the GEMMs would overwrite while others still read it. All
+  // ends were checked not to wrap above; empty ranges overlap nothing.
+  auto overlap = [](const Tensor &w, const Tensor &t) {
+    const uintptr_t w_begin = reinterpret_cast<uintptr_t>(w.ptr), w_end = w_begin + *w.bytes;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(t.ptr), end = begin + *t.bytes;
-    if (y_begin < end && begin < y_end)
+    return t.ptr && begin < end && w_begin < w_end && w_begin < end && begin < w_end;
+  };
+  const llvm::ArrayRef<Tensor> all(tensors), inputs = all.drop_back(2);
+  const Tensor &workspace = all[all.size() - 2], &y = all.back();
+  for (const Tensor &t : all.drop_back()) {
+    if (t.ptr == a.x && a.y == a.x)
+      continue;
+    if (overlap(y, t))
       return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}{}", t.name,
                        t.ptr == a.x ? " (only y == x exactly is allowed)" : "");
   }
+  for (const Tensor &t : inputs)
+    if (overlap(workspace, t))
+      return makeError(ErrorCode::InvalidArgument, "moejit run: workspace overlaps {}", t.name);
   if (a.workspace_bytes < need)
     return makeError(ErrorCode::WorkspaceTooSmall,
                      "moejit run: workspace of {} bytes is too small: {} "
