@@ -110,6 +110,20 @@ TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
   auto bad = parseTileConfig("bm64_bn128");
   EXPECT_FALSE(static_cast<bool>(bad));
   llvm::consumeError(bad.takeError());
+  // Configs that parse but whose arithmetic would overflow: refused by
+  // the rules, with no division by zero (the thread count of w16384x8192
+  // was 0) and no wrapped size passing them.
+  for (const char *huge : {"bm262144_bn65536_s3_w16384x8192", "bm128_bn64_s3_w2147483647x1",
+                           "bm536870784_bn64_s3_w1x1", "bm128_bn2147483647_s4_wgmma",
+                           "bm2147483647_bn64_s8_swap", "bm128_bn1073741824_s4_ws"}) {
+    auto parsed_huge = parseTileConfig(huge);
+    ASSERT_TRUE(static_cast<bool>(parsed_huge)) << huge;
+    for (GemmKind kind : {GemmKind::Gemm1, GemmKind::Gemm2}) {
+      llvm::Error e = checkMmaConfig(*parsed_huge, kind);
+      EXPECT_TRUE(static_cast<bool>(e)) << huge;
+      llvm::consumeError(std::move(e));
+    }
+  }
 }
 
 TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {

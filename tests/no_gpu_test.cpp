@@ -36,3 +36,22 @@ TEST(AnyMachine, InvalidDeviceIsNoDevice) {
     EXPECT_EQ(e.code(), ErrorCode::NoDevice) << e.what();
   }
 }
+
+/// Options are checked before the device is opened: a value outside its
+/// enum is InvalidArgument on any machine, with or without a GPU.
+TEST(AnyMachine, RuntimeOptionsOutsideTheirEnumsAreRefused) {
+  RuntimeOptions bad_tuning;
+  bad_tuning.tuning = static_cast<Tuning>(7);
+  RuntimeOptions bad_combine;
+  bad_combine.combine = static_cast<Combine>(9);
+  for (const auto &[options, field] : {std::pair{bad_tuning, "tuning"},
+                                       std::pair{bad_combine, "combine"}}) {
+    try {
+      Runtime rt(4096, options);
+      ADD_FAILURE() << field << " outside its enum accepted";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::InvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
+}

@@ -227,6 +227,29 @@ TEST(RunArgs, ServingRuntimeArguments) {
   a.y = static_cast<char *>(const_cast<void *>(a.x)) + 16;
   EXPECT_NE(failure(checkRunArgs(shape, a, 0)).second.find("only y == x exactly"),
             std::string::npos);
+  // In place exempts x alone: an input that starts at x's address too is
+  // still one y would overwrite.
+  for (const char *input : {"gate_up_proj", "down_proj", "top_k_index", "top_k_weights",
+                            "expert_map"}) {
+    a = plausibleArgs(16, 4096);
+    a.y = const_cast<void *>(a.x);
+    const std::string which = input;
+    if (which == "gate_up_proj")
+      a.gate_up_proj = a.x;
+    else if (which == "down_proj")
+      a.down_proj = a.x;
+    else if (which == "top_k_index")
+      a.top_k_index = a.x;
+    else if (which == "top_k_weights")
+      a.top_k_weights = a.x;
+    else {
+      a.expert_map = static_cast<const int32_t *>(a.x);
+      a.expert_map_size = 8;
+    }
+    EXPECT_NE(failure(checkRunArgs(shape, a, 4096)).second.find("y overlaps " + which),
+              std::string::npos)
+        << which;
+  }
   a = plausibleArgs(16, 4096);
   a.index_type = IndexType::Int64;
   a.top_k_index = at(0x40000000004); // 4-byte aligned, not 8

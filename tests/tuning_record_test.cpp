@@ -371,6 +371,10 @@ TEST(TuningRecord, PlanFromRecordChecksRules) {
   r.buckets[4].choice.gemm2 = TileConfig{128, 128, 3, 2, 2};
   r.buckets[6].choice.gemm1 = TileConfig{48, 64, 3, 2, 2};
   EXPECT_NE(planError(r, kSeed, "sm_80").find("16-row warp tiles"), std::string::npos);
+  // A hostile record's config whose thread count overflowed to 0 (32 *
+  // 16384 * 8192) divided by zero in the check (SIGFPE): refused now.
+  r.buckets[6].choice.gemm1 = TileConfig{262144, 65536, 3, 16384, 8192};
+  EXPECT_NE(planError(r, kSeed, "sm_80").find("must be in 1..1024"), std::string::npos);
   // Each config is checked for its own GEMM: bn 192 is a wgmma width for
   // GEMM2, but GEMM1 loads gate and up rows, 2 * 192 = 384 B rows.
   r.buckets[6].choice.gemm1 = mma(64);

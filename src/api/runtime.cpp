@@ -56,6 +56,11 @@ ResolvedOptions resolve(const RuntimeOptions &options) {
                                     : unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
   if (options.tuning) {
     r.tuning = *options.tuning;
+    if (r.tuning != Tuning::Records && r.tuning != Tuning::Heuristic &&
+        r.tuning != Tuning::FirstUse)
+      throw Error(ErrorCode::InvalidArgument,
+                  fmt::format("RuntimeOptions::tuning is {}, not a moejit::Tuning",
+                              static_cast<int>(r.tuning)));
   } else {
     const std::string mode = unwrapOrThrow(settings::read("MOEJIT_TUNING"));
     r.tuning = mode == "heuristic"   ? Tuning::Heuristic
@@ -86,11 +91,11 @@ struct Runtime::Impl {
   std::mutex recent_mutex;
   std::vector<std::pair<MoeShape, std::shared_ptr<const KernelSet>>> recent;
 
-  explicit Impl(driver::Device d, const RuntimeOptions &o)
+  Impl(driver::Device d, const RuntimeOptions &o, ResolvedOptions resolved)
       : device(std::move(d)),
         arch(unwrapOrThrow(
             Arch::parse(nvrtc::archForComputeCapability(device.cc_major, device.cc_minor)))),
-        store(o.cache_dir), options(resolve(o)) {
+        store(o.cache_dir), options(resolved) {
     // Settings that are only read later are validated now as well.
     unwrapOrThrow(settings::read("MOEJIT_LOG_LEVEL"));
     unwrapOrThrow(settings::read("MOEJIT_COMPILE_THREADS"));
@@ -130,12 +135,15 @@ struct Runtime::Impl {
 };
 
 Runtime::Runtime(int device, RuntimeOptions options) {
+  // The options first: a bad one is the caller's error on any machine,
+  // with or without the device.
+  const ResolvedOptions resolved = resolve(options);
   auto d = unwrapOrThrow(driver::Device::open(device));
   if (d.cc_major < 8)
     throw Error(ErrorCode::NoDevice, fmt::format("device {} ({}) has compute capability {}.{}; "
                                                  "moejit needs 8.0 or newer",
                                                  device, d.name, d.cc_major, d.cc_minor));
-  impl_ = std::make_unique<Impl>(std::move(d), options);
+  impl_ = std::make_unique<Impl>(std::move(d), options, resolved);
 }
 
 Runtime::~Runtime() = default;

@@ -11,6 +11,7 @@ namespace moejit::codegen {
 
 namespace {
 constexpr int kBk = 64; // elements per k step: one 128-byte row
+constexpr int kMaxTileSide = 1024; // bm, bn: past any rule below, far from int overflow
 // Registers a wgmma thread needs beside its accumulators (ptxas asked for
 // 154 with 128 accumulators).
 constexpr int kWgmmaOverheadRegisters = 26;
@@ -138,16 +139,21 @@ int mmaSharedBytes(const TileConfig &c, GemmKind kind) {
 }
 
 llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
-  const int threads = mmaThreads(c);
-  const int b_rows = bRows(c, kind);
   auto fail = [&](const char *rule) {
     return makeError(ErrorCode::InvalidArgument, "tile config {}: {}", c.suffix(), rule);
   };
-  if (c.bm <= 0 || c.bn <= 0 || (!c.wgmma && (c.warps_m <= 0 || c.warps_n <= 0)))
-    return fail("every field must be positive");
+  // Every field in range before any arithmetic on them: a tuning record
+  // from a hostile root may hold any int, and 32 * warps_m * warps_n, the
+  // shared-memory sums and the divisions below must neither overflow nor
+  // divide by zero (w16384x8192 made the thread count 0).
+  if (c.bm <= 0 || c.bn <= 0 || c.bm > kMaxTileSide || c.bn > kMaxTileSide ||
+      (!c.wgmma && (c.warps_m <= 0 || c.warps_n <= 0 || c.warps_m > 32 || c.warps_n > 32)))
+    return fail("bm and bn must be in 1..1024, warps in 1..32 a side");
   // Swap-AB stages are small (a weight stream wants many in flight).
   if (c.stages < 2 || c.stages > (c.swap ? 12 : 8))
     return fail(c.swap ? "swap-AB stages must be in 2..12" : "stages must be in 2..8");
+  const int threads = mmaThreads(c);
+  const int b_rows = bRows(c, kind);
   if (c.staged && !c.ws)
     return fail("a staged epilogue needs a warp-specialised tile");
   if (c.inflight != 0 && (c.inflight != 1 || !c.wgmma))

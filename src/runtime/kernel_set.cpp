@@ -197,12 +197,13 @@ llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
   };
   const llvm::ArrayRef<Tensor> all(tensors), inputs = all.drop_back(2);
   const Tensor &workspace = all[all.size() - 2], &y = all.back();
+  const Tensor &x = all.front();
   for (const Tensor &t : all.drop_back()) {
-    if (t.ptr == a.x && a.y == a.x)
-      continue;
+    if (&t == &x && a.y == a.x)
+      continue; // (x itself only: another input at x's address is overlapped all the same)
     if (overlap(y, t))
       return makeError(ErrorCode::InvalidArgument, "moejit run: y overlaps {}{}", t.name,
-                       t.ptr == a.x ? " (only y == x exactly is allowed)" : "");
+                       &t == &x ? " (only y == x exactly is allowed)" : "");
   }
   for (const Tensor &t : inputs)
     if (overlap(workspace, t))
