@@ -5,6 +5,7 @@ into a MoejitError carrying the status name and moejit's own message.
 """
 
 import ctypes
+import operator
 import os
 import sys
 from dataclasses import dataclass
@@ -124,8 +125,33 @@ def _check(status: int) -> None:
         raise MoejitError(name, _last_error().decode("utf-8", "replace"))
 
 
-def _text(value: Optional[str]) -> Optional[bytes]:
-    return None if value is None else os.fsencode(value)
+def _text(value: Optional[str], name: str) -> Optional[bytes]:
+    """value as the C side's NUL-terminated string; a NUL inside would cut
+    it short there (another path than the one given), so it is refused, as
+    Python's own os functions refuse it."""
+    if value is None:
+        return None
+    encoded = os.fsencode(value)
+    if b"\0" in encoded:
+        raise MoejitError("INVALID_ARGUMENT", f"{name} {value!r} holds a NUL byte")
+    return encoded
+
+
+_INT32 = (-(1 << 31), (1 << 31) - 1)
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+_UINT64 = (0, (1 << 64) - 1)
+
+
+def _int(value, name: str, bounds, status: str = "INVALID_ARGUMENT") -> int:
+    """value as an int within the C type's `bounds`: ctypes would wrap one
+    outside them silently (2**32 + 2 arriving as 2)."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise MoejitError(status, f"{name} {value!r} is not an integer") from None
+    if not bounds[0] <= number <= bounds[1]:
+        raise MoejitError(status, f"{name} {number} is outside [{bounds[0]}, {bounds[1]}]")
+    return number
 
 
 def version() -> str:
@@ -147,7 +173,9 @@ class Shape:
         if self.dtype not in DTYPES:
             raise MoejitError("INVALID_SHAPE",
                               f"dtype {self.dtype!r} is not one of {', '.join(DTYPES)}")
-        return _Shape(self.k, self.hidden, self.intermediate, self.experts, DTYPES[self.dtype])
+        return _Shape(*(_int(getattr(self, f), f, _INT32, "INVALID_SHAPE")
+                        for f in ("k", "hidden", "intermediate", "experts")),
+                      DTYPES[self.dtype])
 
 
 @dataclass(frozen=True)
@@ -182,8 +210,8 @@ def warm(shapes: Iterable[Shape], arch: str, gpu: Optional[str] = None,
     reports = []
     for shape in shapes:
         report = _sized(_WarmReport)
-        _check(_warm(ctypes.byref(shape._c()), arch.encode(), _text(gpu), _text(cache_dir),
-                     ctypes.byref(report)))
+        _check(_warm(ctypes.byref(shape._c()), _text(arch, "arch"), _text(gpu, "gpu"),
+                     _text(cache_dir, "cache_dir"), ctypes.byref(report)))
         reports.append(WarmReport(shape, report.kernels, report.compiled, report.not_saved))
     return reports
 
@@ -197,17 +225,16 @@ def _cache_report(report: _CacheReport) -> CacheReport:
 def cache_verify(cache_dir: Optional[str] = None, fix: bool = False) -> CacheReport:
     """`moejit cache verify [--fix]`."""
     report = _sized(_CacheReport)
-    _check(_cache_verify(_text(cache_dir), int(fix), ctypes.byref(report)))
+    _check(_cache_verify(_text(cache_dir, "cache_dir"), int(fix), ctypes.byref(report)))
     return _cache_report(report)
 
 
 def cache_prune(max_bytes: int, cache_dir: Optional[str] = None) -> CacheReport:
     """`moejit cache prune --max-size`: least recently used entries go until
     the entries total at most `max_bytes`."""
-    if max_bytes < 0:
-        raise MoejitError("INVALID_ARGUMENT", f"max_bytes {max_bytes} is negative")
+    max_bytes = _int(max_bytes, "max_bytes", _UINT64)
     report = _sized(_CacheReport)
-    _check(_cache_prune(_text(cache_dir), max_bytes, ctypes.byref(report)))
+    _check(_cache_prune(_text(cache_dir, "cache_dir"), max_bytes, ctypes.byref(report)))
     return _cache_report(report)
 
 
@@ -270,7 +297,7 @@ class KernelSet:
         if found is not None:
             return found
         out = ctypes.c_size_t()
-        _check(_workspace_bytes(self._handle, tokens, ctypes.byref(out)))
+        _check(_workspace_bytes(self._handle, _int(tokens, "tokens", _INT64), ctypes.byref(out)))
         if len(self._workspace) >= 4096:
             self._workspace.clear()
         self._workspace[tokens] = out.value
@@ -283,6 +310,17 @@ class KernelSet:
         """Enqueues the MoE MLP on `stream` (moejit_run); pointers as ints,
         index_type / weights_type as the MOEJIT_INDEX_* / MOEJIT_WEIGHTS_*
         values (INDEX_TYPES, WEIGHTS_TYPES)."""
+        # The counts and enums checked against their C types (ctypes would
+        # wrap them); pointers from data_ptr() always fit.
+        if not (_INT64[0] <= tokens <= _INT64[1] and 0 <= workspace_bytes <= _UINT64[1]
+                and 0 <= expert_map_size <= _INT64[1] and _INT32[0] <= index_type <= _INT32[1]
+                and _INT32[0] <= weights_type <= _INT32[1]):
+            for value, name, bounds in ((tokens, "tokens", _INT64),
+                                        (workspace_bytes, "workspace_bytes", _UINT64),
+                                        (expert_map_size, "expert_map_size", (0, _INT64[1])),
+                                        (index_type, "index_type", _INT32),
+                                        (weights_type, "weights_type", _INT32)):
+                _int(value, name, bounds)
         args = _Args(_ARGS_SIZE, x, gate_up_proj, down_proj, top_k_index, top_k_weights, y,
                      tokens, workspace, workspace_bytes, expert_map, expert_map_size,
                      index_type, weights_type)
@@ -309,7 +347,8 @@ class Runtime:
                               "deterministic, fast, batch_invariant")
         _preload_wheel_nvrtc()
         options = _sized(_RuntimeOptions)
-        options.cache_dir = _text(cache_dir)
+        device = _int(device, "device", _INT32)
+        options.cache_dir = _text(cache_dir, "cache_dir")
         options.no_compile = -1 if no_compile is None else int(no_compile)
         options.tuning = TUNINGS[tuning]
         options.combine = COMBINES[combine]

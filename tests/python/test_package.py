@@ -101,6 +101,35 @@ class Package(unittest.TestCase):
         with self.assertRaises(moejit.MoejitError):
             moejit.cache_prune(-1, cache_dir=self.root)
 
+    def test_values_the_c_side_would_misread_are_refused(self):
+        # ctypes wraps integers that do not fit the C type and C strings
+        # end at a NUL: each would reach moejit as another value.
+        (warmed,) = moejit.warm([SMALL], "sm_80", cache_dir=self.root)
+        for huge in (2 ** 64, 2 ** 64 + 5):
+            with self.assertRaises(moejit.MoejitError) as wrapped:
+                moejit.cache_prune(huge, cache_dir=self.root)
+            self.assertEqual(wrapped.exception.status, "INVALID_ARGUMENT")
+            self.assertIn("max_bytes", wrapped.exception.message)
+        with self.assertRaises(moejit.MoejitError) as nul:
+            moejit.cache_prune(0, cache_dir=self.root + "\0/elsewhere")
+        self.assertEqual(nul.exception.status, "INVALID_ARGUMENT")
+        self.assertIn("NUL", nul.exception.message)
+        # Nothing was pruned by either.
+        self.assertEqual(moejit.cache_verify(self.root).entries_ok, warmed.kernels)
+        with self.assertRaises(moejit.MoejitError) as big_shape:
+            moejit.warm([moejit.Shape(2 ** 32 + 2, 2 ** 32 + 256, 128, 8)], "sm_80",
+                        cache_dir=self.root)
+        self.assertEqual(big_shape.exception.status, "INVALID_SHAPE")
+        with self.assertRaises(moejit.MoejitError) as not_int:
+            moejit.warm([moejit.Shape(2, 256.0, 128, 8)], "sm_80", cache_dir=self.root)
+        self.assertEqual(not_int.exception.status, "INVALID_SHAPE")
+        for arch in ("sm_80\0junk", None):
+            with self.assertRaises(moejit.MoejitError):
+                moejit.warm([SMALL], arch, cache_dir=self.root)
+        with self.assertRaises(moejit.MoejitError) as device:
+            moejit._capi.Runtime(device=2 ** 32)
+        self.assertEqual(device.exception.status, "INVALID_ARGUMENT")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -76,12 +76,25 @@ class Op(unittest.TestCase):
             ((x, gate_up, down, ids, weights, torch.zeros(16, dtype=torch.int64,
                                                           device=DEVICE)), TypeError, "int32"),
             ((x, gate_up, down, ids.to("meta"), weights), ValueError, "x's device"),
+            ((x, gate_up, down, ids, weights, torch.zeros(0, dtype=torch.int32,
+                                                          device=DEVICE)), ValueError, "empty"),
         ]
         for args, error, text in cases:
             with self.subTest(text=text):
                 with self.assertRaises(error) as raised:
                     mt.fused_experts(*args)
                 self.assertIn(text, str(raised.exception))
+
+    def test_meta_tensors_give_the_output_shape(self):
+        # Eager meta calls go through the dispatcher to the fake
+        # implementation: no device, no launch.
+        meta = [t.to("meta") for t in make_inputs(tokens=9)]
+        for inplace in (False, True):
+            y = mt.fused_experts(*meta, inplace=inplace)
+            self.assertTrue(y.is_meta)
+            self.assertEqual(tuple(y.shape), (9, 256))
+        with self.assertRaises(ValueError):
+            mt.fused_experts(*meta[:4], meta[4][:, :2])
 
     def test_no_tokens_is_a_no_op(self):
         x, gate_up, down, ids, weights = make_inputs(tokens=0)

@@ -11,6 +11,7 @@
 #include <charconv>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 extern const char *const kSeedCasesJson;
@@ -72,15 +73,24 @@ MoeShape parseShape(const std::string &text) {
   static const std::map<std::string, std::string> aliases = {
       {"h", "hidden"}, {"i", "intermediate"}, {"e", "experts"}};
   MoeShape s = seedShape();
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  if (text.empty())
+    throw UsageError("the shape is empty: give key=value items, e.g. k=8,hidden=2048");
+  // Every item, empty ones too ("k=8," or "k=8,,e=64"), each key once: a
+  // shape that says two things is refused, not read as the last.
+  std::set<std::string> seen;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    begin = end + 1;
     const auto eq = item.find('=');
     if (eq == std::string::npos)
       throw UsageError("shape item '" + item + "' is not key=value");
     std::string key = item.substr(0, eq), val = item.substr(eq + 1);
     if (auto a = aliases.find(key); a != aliases.end())
       key = a->second;
+    if (!seen.insert(key).second)
+      throw UsageError("shape key '" + key + "' is given twice");
     if (key == "dtype") {
       s.dtype = parse_dtype(val);
       continue;

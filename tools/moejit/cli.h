@@ -50,8 +50,9 @@ CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::st
 CLI::Validator combineMode();
 
 /// "k=8,hidden=2048,intermediate=768,experts=128,dtype=bf16" (keys may be
-/// abbreviated to h, i, e; omitted keys take the seed shape's values).
-/// Validated; UsageError or Error(InvalidShape) otherwise.
+/// abbreviated to h, i, e; omitted keys take the seed shape's values; each
+/// key once, no empty item). Validated; UsageError or Error(InvalidShape)
+/// otherwise.
 MoeShape parseShape(const std::string &text);
 std::string shapeText(const MoeShape &shape);
 

@@ -36,7 +36,7 @@ std::pair<int, int> parseWarps(const std::string &text) {
 }
 
 int runCodegen(const CodegenArgs &a) {
-  const MoeShape shape = parseShape(a.shape);
+  const MoeShape shape = a.shape.empty() ? seedShape() : parseShape(a.shape); // (no --shape)
   codegen::KernelSpec spec{KernelKind::Gemm1, shape, {}};
   for (KernelKind k : kKinds)
     if (a.kind == codegen::kindName(k))

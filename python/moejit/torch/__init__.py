@@ -79,6 +79,11 @@ def check_arguments(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torc
         if expert_map.dtype != torch.int32 or expert_map.dim() != 1:
             raise TypeError(f"moejit: expert_map is {_describe(expert_map)}; it must be int32 "
                             f"[global experts]")
+        # (An empty tensor's data_ptr() is 0 on CUDA: moejit would read
+        # "no map" and take the ids as local.)
+        if expert_map.shape[0] == 0:
+            raise ValueError("moejit: expert_map is empty; it must map at least one global "
+                             "expert (pass None for no map)")
         tensors.append(("expert_map", expert_map))
     for name, t in tensors:
         if t.device != x.device:
@@ -251,11 +256,11 @@ def _fused_experts_inplace_fake(x, gate_up_proj, down_proj, top_k_index, top_k_w
 
 def _direct(x: torch.Tensor, weights) -> bool:
     """Whether an eager call may skip torch's dispatcher: plain tensors (not
-    fake or traced), outside torch.compile, and no gradient asked for (the
+    fake, meta or traced), outside torch.compile, and no gradient asked for (the
     op has no backward, which the dispatcher reports). The dispatcher adds
     several microseconds per call that decode steps feel."""
-    if type(x) is not torch.Tensor or torch.compiler.is_compiling():
-        return False
+    if type(x) is not torch.Tensor or x.is_meta or torch.compiler.is_compiling():
+        return False  # (meta tensors: the dispatcher runs the fake implementation)
     return not (torch.is_grad_enabled() and any(w.requires_grad for w in weights))
 
 
