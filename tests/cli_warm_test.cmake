@@ -121,6 +121,21 @@ list(SORT shapes)
 if(NOT shapes STREQUAL "k=2,hidden=4096,intermediate=14336,experts=8,dtype=bf16;${seed}")
   message(FATAL_ERROR "cache list --json should give both shapes: ${shapes}")
 endif()
+# A file whose name holds a newline and an escape sequence (a hostile
+# root's): listed with those bytes as \xNN, never written raw.
+string(ASCII 27 esc)
+file(GLOB workload_dirs LIST_DIRECTORIES true ${WORK}/v1/*)
+list(GET workload_dirs 0 workload_dir)
+file(WRITE "${workload_dir}/x${esc}[2K\nforged.cubin" "")
+execute_process(COMMAND ${MOEJIT} cache list --cache-dir ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${out}" "${esc}" raw_escape)
+# (The key column shows a name's first 16 characters.)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "x\\\\x1b\\[2K\\\\x0aforg" OR NOT raw_escape EQUAL -1
+   OR out MATCHES "\nforg")
+  message(FATAL_ERROR "cache list should escape control bytes of file names: ${rc} ${out} ${err}")
+endif()
+file(REMOVE "${workload_dir}/x${esc}[2K\nforged.cubin")
 execute_process(COMMAND ${MOEJIT} warm --arch sm_90a --model no-such-model --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc EQUAL 0 OR NOT err MATCHES "unknown model 'no-such-model'")

@@ -1,5 +1,6 @@
 #include "codegen/embedded_templates.h"
 #include "codegen/generate.h"
+#include "common/error.h"
 
 #include <gtest/gtest.h>
 
@@ -113,6 +114,14 @@ TEST(Codegen, WgmmaConfigsHaveTheirOwnNameAndTemplate) {
   // Configs that parse but whose arithmetic would overflow: refused by
   // the rules, with no division by zero (the thread count of w16384x8192
   // was 0) and no wrapped size passing them.
+  // Accumulators past the registers: 256 * 512 / 32 per thread.
+  for (const char *spilling : {"bm256_bn512_s2_w1x1", "bm256_bn256_s2_w1x1"}) {
+    auto tile = parseTileConfig(spilling);
+    ASSERT_TRUE(static_cast<bool>(tile)) << spilling;
+    llvm::Error e = checkMmaConfig(*tile, GemmKind::Gemm2);
+    ASSERT_TRUE(static_cast<bool>(e)) << spilling;
+    EXPECT_NE(errorMessage(std::move(e)).find("accumulators"), std::string::npos) << spilling;
+  }
   for (const char *huge : {"bm262144_bn65536_s3_w16384x8192", "bm128_bn64_s3_w2147483647x1",
                            "bm536870784_bn64_s3_w1x1", "bm128_bn2147483647_s4_wgmma",
                            "bm2147483647_bn64_s8_swap", "bm128_bn1073741824_s4_ws"}) {

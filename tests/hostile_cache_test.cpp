@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/Path.h>
 #include <llvm/Support/SHA256.h>
 
@@ -390,6 +391,41 @@ TEST(HostileCache, DeepOrHugeJsonIsAWarningNotACrash) {
     EXPECT_TRUE(
         mentions(report->corrupt, entry, depth == 30000 ? "nested more than" : "over the limit"))
         << entry;
+  }
+}
+
+/// Names in entry metadata are what moejit writes (printable ASCII, at
+/// most kMaxMetaName bytes) or the entry is corrupt: a 60 KB kernel name
+/// overflowed the stack of `cache list`'s regex, and escape sequences in
+/// one reached the terminal.
+TEST(HostileCache, LongOrUnprintableNamesInMetadataMakeAnEntryCorrupt) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  CubinStore s(root);
+  auto meta = [](const std::string &kernel, const std::string &arch) {
+    return llvm::formatv("{{\"key\":\"{0}\",\"kernel\":\"{1}\",\"arch\":\"{2}\","
+                         "\"nvrtc\":\"13.0\",\"registers\":32,\"spill_bytes\":0,"
+                         "\"static_shared_bytes\":0}",
+                         "k", kernel, arch)
+        .str();
+  };
+  const std::string entry = s.entryPath(name("k"));
+  makeDirs(llvm::sys::path::parent_path(entry).str());
+  // The well-formed one loads, so what follows fails for its names alone.
+  std::string why;
+  EXPECT_TRUE(decodeEntry(forgeEntry(meta("moe_hostile_kernel", "sm_90a"), "cubin"), why)) << why;
+  for (const auto &[kernel, arch] :
+       {std::pair{std::string(60000, 'a'), std::string("sm_90a")},
+        std::pair{std::string(257, 'a'), std::string("sm_90a")},
+        std::pair{std::string("moe_hostile_kernel"), std::string("sm_90a\\u001b[31m")},
+        std::pair{std::string("moe hostile"), std::string("sm_90a")}}) {
+    const std::string bytes = forgeEntry(meta(kernel, arch), "cubin");
+    EXPECT_FALSE(decodeEntry(bytes, why)) << arch;
+    EXPECT_EQ(why, "unreadable metadata") << arch;
+    writeFile(entry, bytes);
+    auto report = verifyCache(root, false);
+    ASSERT_TRUE(static_cast<bool>(report));
+    EXPECT_TRUE(mentions(report->corrupt, entry, "metadata")) << arch;
   }
 }
 

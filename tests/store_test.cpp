@@ -19,6 +19,8 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <thread>
@@ -330,6 +332,32 @@ TEST(Store, LoadedAndPublishedEntriesAreLeased) {
   EXPECT_EQ(removal(path), Removal::Removed);
   EXPECT_FALSE(exists(path));
   EXPECT_EQ(removal(path), Removal::Missing);
+}
+
+/// Anyone who may read an entry may flock it: an exclusive lock held by
+/// someone else (another local user on a world-readable root) makes the
+/// entry a miss after kEntryLockWait, not a reader that waits forever.
+TEST(Store, AForeignLockOnAnEntryIsAMissNotAHang) {
+  testkit::TempDir dir("moejit-store-test");
+  CubinStore s(dir.path);
+  s.publish(name("k"), sampleEntry());
+  const int fd = ::open(s.entryPath(name("k")).c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  CubinStore reader(dir.path); // as another process would
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(reader.load(name("k")));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, kEntryLockWait);
+  EXPECT_LT(waited, kEntryLockWait + std::chrono::seconds(10));
+  // A lock released while the reader waits is taken: the entry is a hit.
+  std::thread unlock([fd] {
+    std::this_thread::sleep_for(kEntryLockWait / 5);
+    ::flock(fd, LOCK_UN);
+  });
+  EXPECT_TRUE(reader.load(name("k")));
+  unlock.join();
+  ::close(fd);
 }
 
 TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {

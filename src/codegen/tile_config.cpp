@@ -211,6 +211,11 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind) {
     return fail("16-byte chunks of a stage must split evenly over threads");
   if (mmaSharedBytes(c, kind) > kMaxSharedBytes)
     return fail("needs more shared memory than a block can have");
+  // Each thread holds bm * b_rows / threads fp32 accumulators: past 256 they
+  // cannot stay in its 255 registers (a record's bm256_bn512_s2_w1x1 spilled
+  // 286 KB a thread and took NVRTC 135 s). The candidate grid stays under.
+  if (c.bm * b_rows / threads > 256)
+    return fail("needs more accumulators per thread than its registers hold (256 at most)");
   return llvm::Error::success();
 }
 

@@ -7,6 +7,7 @@
 #include "store/atomic_file.h"
 #include "workload/shape.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/SHA256.h>
 
@@ -66,11 +67,17 @@ std::string parseMeta(llvm::StringRef text, EntryMeta &m) {
   const llvm::json::Object *o = value->getAsObject();
   if (!o)
     return "metadata is not a JSON object";
+  // Names (key, kernel, arch, NVRTC version): at most kMaxMetaName bytes of
+  // printable ASCII, as moejit writes them; anything else is a hostile or
+  // broken entry (a 60 KB kernel name overflowed the stack of `cache
+  // list`'s regex).
   auto str = [&](const char *k, std::string &out) {
     auto v = o->getString(k);
-    if (v)
-      out = v->str();
-    return v.hasValue();
+    if (!v || v->size() > kMaxMetaName ||
+        !llvm::all_of(*v, [](char c) { return c > 0x20 && c < 0x7f; }))
+      return false;
+    out = v->str();
+    return true;
   };
   auto num = [&](const char *k, int &out) {
     auto v = o->getInteger(k);
@@ -269,12 +276,22 @@ std::optional<Entry> CubinStore::readEntry(const EntryName &name, bool report_co
   LockOptions options;
   options.exclusive = false;
   options.create = false;
+  options.wait_limit = kEntryLockWait;
   auto got = lockFile(**dir, entryFileName(name), options, lease);
   if (!got) {
     // A link, a FIFO or an untrusted file at the entry's name: a miss; the
     // publish after the compile renames a real entry over it.
     warnOnce("unreadable:" + path,
              fmt::format("cache entry {} is not used: {}", path, errorMessage(got.takeError())));
+    return std::nullopt;
+  }
+  if (*got == Acquired::Busy) {
+    // Prune and verify --fix hold an entry exclusively only for as long as
+    // an unlink takes; longer is someone else's lock: a miss, and the
+    // publish after the compile renames a new entry over the name.
+    warnOnce("locked:" + path, fmt::format("cache entry {} stayed locked by another process for "
+                                           "{} ms: not used",
+                                           path, kEntryLockWait.count()));
     return std::nullopt;
   }
   if (*got != Acquired::Yes)

@@ -17,6 +17,7 @@
 #include "common/safe_fs.h"
 #include "store/file_lock.h"
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -35,6 +36,12 @@ inline constexpr uint64_t kMaxEntryBytes = uint64_t{64} << 20;
 /// Larger or deeper entry metadata is corrupt without being parsed.
 inline constexpr uint64_t kMaxMetaBytes = uint64_t{64} << 10;
 inline constexpr int kMaxMetaDepth = 4;
+/// Longer names in entry metadata make it corrupt (kernel names are ~70).
+inline constexpr size_t kMaxMetaName = 256;
+/// How long a reader waits for an entry's shared lock (its lease) before
+/// taking the entry for a miss: prune and verify --fix lock an entry only
+/// while they unlink it, so a longer hold is a foreign lock.
+inline constexpr std::chrono::milliseconds kEntryLockWait{500};
 
 /// Which entry a caller wants: where it lives (workload id, key) and what it
 /// must hold (kernel, arch); an entry holding anything else is corrupt.

@@ -3,8 +3,10 @@
 #include "common/error.h"
 #include "common/log.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -91,9 +93,20 @@ llvm::Expected<Acquired> lockFile(const safefs::Dir &dir, llvm::StringRef name,
     safefs::Fd fd = std::move((*opened)->fd);
     if (options.expect && fileIdOf((*opened)->st) != *options.expect)
       return Acquired::Missing;
-    const int op = (options.exclusive ? LOCK_EX : LOCK_SH) | (options.wait ? 0 : LOCK_NB);
+    // A bounded wait polls without blocking: flock has no timeout.
+    const bool block = options.wait && !options.wait_limit;
+    const int op = (options.exclusive ? LOCK_EX : LOCK_SH) | (block ? 0 : LOCK_NB);
+    const auto deadline =
+        std::chrono::steady_clock::now() + options.wait_limit.value_or(std::chrono::milliseconds(0));
+    auto pause = std::chrono::milliseconds(1);
     int rc;
-    while ((rc = ::flock(fd.get(), op)) != 0 && errno == EINTR) {
+    while ((rc = ::flock(fd.get(), op)) != 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno != EWOULDBLOCK || !options.wait || std::chrono::steady_clock::now() >= deadline)
+        break;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(2 * pause, std::chrono::milliseconds(50));
     }
     if (rc != 0) {
       if (errno == EWOULDBLOCK)

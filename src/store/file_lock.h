@@ -15,6 +15,7 @@
 
 #include <llvm/Support/Error.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +58,10 @@ struct FileId {
 struct LockOptions {
   bool exclusive = true;
   bool wait = true;   ///< block until the lock is free; else Busy
+  /// With `wait`, give up (Busy) after this long. Readers of entries set
+  /// it: anyone who may read a file may flock it, so another local user
+  /// could otherwise hang every reader of a shared, world-readable root.
+  std::optional<std::chrono::milliseconds> wait_limit;
   bool create = true; ///< create the file (0600 under Trust::Owner)
   /// release() of the lock unlinks the file (per-key lock files: no lock
   /// file stays behind unless its holder was killed).

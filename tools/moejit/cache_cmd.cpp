@@ -65,6 +65,23 @@ std::optional<MoeShape> shapeOfWorkload(const std::string &id,
   return std::nullopt;
 }
 
+/// s with every byte outside printable ASCII (and the backslash) as \xNN:
+/// names and texts from the cache root, which may be hostile, never reach a
+/// terminal as control sequences or forged lines, and JSON gets valid UTF-8.
+std::string shown(llvm::StringRef s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
 struct ListedEntry {
   const store::CacheFile *file;
   std::string kernel, arch, corrupt; ///< corrupt: why it does not decode
@@ -93,10 +110,10 @@ int list(const std::string &root, bool json) {
       bytes += f->size;
       auto meta = store::checkEntryFile(root, *f);
       if (meta) {
-        listed.push_back({f, meta->kernel, meta->arch, ""});
+        listed.push_back({f, shown(meta->kernel), shown(meta->arch), ""});
         kernels.push_back(meta->kernel);
       } else {
-        listed.push_back({f, "", "", errorMessage(meta.takeError())});
+        listed.push_back({f, "", "", shown(errorMessage(meta.takeError()))});
       }
     }
     if (entries == 0 && temps == 0 && locks == 0)
@@ -106,7 +123,7 @@ int list(const std::string &root, bool json) {
     if (json) {
       llvm::json::Array entries_json;
       for (const ListedEntry &e : listed) {
-        llvm::json::Object o{{"file", llvm::sys::path::filename(e.file->path).str()},
+        llvm::json::Object o{{"file", shown(llvm::sys::path::filename(e.file->path))},
                              {"size", static_cast<int64_t>(e.file->size)},
                              {"last_used", e.file->lastUsed()}};
         if (e.corrupt.empty()) {
@@ -118,7 +135,7 @@ int list(const std::string &root, bool json) {
         entries_json.push_back(std::move(o));
       }
       workloads_json.push_back(llvm::json::Object{
-          {"workload_id", id},
+          {"workload_id", shown(id)},
           {"shape", shape ? llvm::json::Value(shapeText(*shape)) : llvm::json::Value(nullptr)},
           {"bytes", static_cast<int64_t>(bytes)},
           {"temporary_files", static_cast<int64_t>(temps)},
@@ -126,7 +143,7 @@ int list(const std::string &root, bool json) {
           {"entries", std::move(entries_json)}});
       continue;
     }
-    std::printf("\nworkload %s: %zu entries, %s\n", id.c_str(), entries,
+    std::printf("\nworkload %s: %zu entries, %s\n", shown(id).c_str(), entries,
                 store::formatSize(bytes).c_str());
     std::printf("  shape %s\n", shape ? shapeText(*shape).c_str()
                                       : "unknown (no entry's kernel name spells this workload)");
@@ -134,7 +151,7 @@ int list(const std::string &root, bool json) {
     for (const ListedEntry &e : listed) {
       const std::string kernel =
           e.corrupt.empty() ? e.kernel + " " + e.arch : "(corrupt: " + e.corrupt + ")";
-      const std::string name = llvm::sys::path::filename(e.file->path).str();
+      const std::string name = shown(llvm::sys::path::filename(e.file->path));
       std::printf("  %-72s %8s %9s  %.16s\n", kernel.c_str(),
                   store::formatSize(e.file->size).c_str(), age(e.file->lastUsed()).c_str(),
                   name.c_str());
@@ -146,10 +163,11 @@ int list(const std::string &root, bool json) {
   if (json) {
     llvm::json::Array refused, tuning;
     for (const store::CacheFile &f : scan.refused)
-      refused.push_back(llvm::json::Object{{"path", f.relative}, {"why", f.refused}});
+      refused.push_back(
+          llvm::json::Object{{"path", shown(f.relative)}, {"why", shown(f.refused)}});
     for (const store::CacheFile &f : scan.tuning)
       tuning.push_back(llvm::json::Object{
-          {"path", f.relative}, {"size", static_cast<int64_t>(f.size)}, {"mtime", f.mtime}});
+          {"path", shown(f.relative)}, {"size", static_cast<int64_t>(f.size)}, {"mtime", f.mtime}});
     printJson(
         llvm::json::Object{{"cache_root", root},
                            {"workloads", std::move(workloads_json)},
@@ -163,14 +181,14 @@ int list(const std::string &root, bool json) {
               scan.count(store::FileKind::Entry), workloads, store::formatSize(total).c_str(),
               static_cast<unsigned long long>(total));
   for (const store::CacheFile &f : scan.refused)
-    std::printf("refused %s: %s\n", f.relative.c_str(), f.refused.c_str());
+    std::printf("refused %s: %s\n", shown(f.relative).c_str(), shown(f.refused).c_str());
   if (scan.tuning.empty()) {
     std::printf("tuning records: none\n");
     return 0;
   }
   std::printf("tuning records (not interpreted here):\n");
   for (const store::CacheFile &f : scan.tuning)
-    std::printf("  %-100s %8s %6s\n", f.relative.c_str(), store::formatSize(f.size).c_str(),
+    std::printf("  %-100s %8s %6s\n", shown(f.relative).c_str(), store::formatSize(f.size).c_str(),
                 age(f.mtime).c_str());
   return 0;
 }
@@ -178,7 +196,7 @@ int list(const std::string &root, bool json) {
 void printFindings(const std::string &root, const char *label,
                    const std::vector<store::Finding> &findings) {
   for (const store::Finding &f : findings)
-    std::printf("%s %s: %s%s\n", label, relative(root, f.path).c_str(), f.what.c_str(),
+    std::printf("%s %s: %s%s\n", label, shown(relative(root, f.path)).c_str(), shown(f.what).c_str(),
                 f.removed ? " (removed)" : "");
 }
 
@@ -206,13 +224,13 @@ int prune(const std::string &root, uint64_t max_bytes) {
   const store::PruneReport report = unwrapOrThrow(store::pruneCache(root, max_bytes));
   std::printf("cache root: %s\n", root.c_str());
   for (const store::Finding &f : report.removed)
-    std::printf("removed %s (%s)\n", relative(root, f.path).c_str(), f.what.c_str());
+    std::printf("removed %s (%s)\n", shown(relative(root, f.path)).c_str(), shown(f.what).c_str());
   printFindings(root, "kept", report.kept);
   printFindings(root, "refused (left alone)", report.refused);
   for (const store::Finding &f : report.temps)
-    std::printf("removed stale temporary file %s\n", relative(root, f.path).c_str());
+    std::printf("removed stale temporary file %s\n", shown(relative(root, f.path)).c_str());
   for (const store::Finding &f : report.locks)
-    std::printf("removed stale lock file %s\n", relative(root, f.path).c_str());
+    std::printf("removed stale lock file %s\n", shown(relative(root, f.path)).c_str());
   printFindings(root, "error:", report.errors);
   std::printf("final size: %s (%llu bytes) in %zu entries; limit %s\n",
               store::formatSize(report.final_bytes).c_str(),
