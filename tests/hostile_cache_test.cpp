@@ -242,6 +242,23 @@ TEST(HostileCache, DanglingLockLinkCreatesNothing) {
   EXPECT_FALSE(exists(root + "/v1/" + kId + "/k.lock"));
 }
 
+/// A folder at an entry's name (where nothing can be published) is
+/// reported by verify, which then fails; a folder of any other name is not
+/// the cache's and is left alone.
+TEST(HostileCache, AFolderAtAnEntryNameIsReported) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  const std::string squatter = root + "/v1/" + kId + "/k.cubin";
+  makeDirs(squatter + "/sub");
+  makeDirs(root + "/v1/" + kId + "/notes");
+  EXPECT_FALSE(CubinStore(root).load(name("k")));
+  const VerifyReport report = verify(root, /*fix=*/true);
+  EXPECT_TRUE(mentions(report.refused, squatter, "folder at a cache file's name"));
+  EXPECT_FALSE(mentions(report.refused, root + "/v1/" + kId + "/notes", ""));
+  EXPECT_FALSE(report.ok());
+  EXPECT_TRUE(exists(squatter)) << "folders are left to the user";
+}
+
 TEST(HostileCache, FifoAtAnEntryNameNeverBlocks) {
   testkit::TempDir dir("moejit-hostile-test");
   const std::string root = dir.path + "/cache";

@@ -97,6 +97,15 @@ public:
         f.kind = kindFor(l.name);
         out.push_back(std::move(f));
       } else if (S_ISDIR(l.st.st_mode)) {
+        if (depth == 0 && kindFor(l.name) != FileKind::Other) {
+          // A folder squatting on an entry's, lock's or temporary file's
+          // name: nothing can be published there.
+          f.refused = "a folder at a cache file's name: no entry can be saved there (remove it "
+                      "by hand)";
+          f.is_folder = true;
+          scan_.refused.push_back(std::move(f));
+          continue;
+        }
         if (depth == 0)
           continue; // not the cache's; nothing here is read from it
         auto sub = safefs::openSubdir(dir, l.name, /*create=*/false);
