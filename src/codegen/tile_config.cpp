@@ -11,7 +11,6 @@ namespace moejit::codegen {
 
 namespace {
 constexpr int kBk = 64; // elements per k step: one 128-byte row
-constexpr int kMaxTileSide = 1024; // bm, bn: past any rule below, far from int overflow
 // Registers a wgmma thread needs beside its accumulators (ptxas asked for
 // 154 with 128 accumulators).
 constexpr int kWgmmaOverheadRegisters = 26;

@@ -71,6 +71,10 @@ llvm::Error checkMmaConfig(const TileConfig &c, GemmKind kind);
 inline constexpr int kSimtTile = 32;
 inline constexpr int kSimtThreads = 256;
 
+/// Largest bm or bn checkMmaConfig takes: past every tile rule, and far
+/// enough from int overflow for its sums (records may hold any int).
+inline constexpr int kMaxTileSide = 1024;
+
 /// Largest dynamic shared memory per block on sm_80 .. sm_90.
 inline constexpr int kMaxSharedBytes = 227 * 1024;
 

@@ -89,7 +89,7 @@ Command addCodegen(CLI::App &app) {
     cmd->add_option(name, *field, help)
         ->type_name("N")
         ->transform(integerText())
-        ->check(CLI::Range(1, 1024));
+        ->check(CLI::Range(1, codegen::kMaxTileSide));
   CLI::Option *wgmma = cmd->add_flag("--wgmma", a->wgmma, "use sm_90a warpgroup MMA");
   CLI::Option *warps = cmd->add_option("--warps", a->warps, "warp grid of a block, e.g. 2x2")
                            ->type_name("MxN")
