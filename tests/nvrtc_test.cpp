@@ -1,6 +1,7 @@
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
 #include "runtime/launch_params.h"
+#include "store/cubin_store.h"
 
 #include "common/error.h"
 #include "testkit.h"
@@ -105,8 +106,7 @@ TEST(Nvrtc, AProgramOfOneFamilyHoldsTheCodeEachKernelHasAlone) {
   const std::vector<std::vector<codegen::KernelSpec>> families = {
       {{KernelKind::RouteCount, shape, {}},
        {KernelKind::RouteBlock, shape, {}},
-       {KernelKind::RouteWide, shape, {}},
-       {KernelKind::Combine, shape, {}}},
+       {KernelKind::RouteWide, shape, {}}},
       {{KernelKind::Gemm1, shape, codegen::swapTile(32, 9, codegen::GemmKind::Gemm1)},
        {KernelKind::Gemm2, shape, codegen::swapTile(32, 9, codegen::GemmKind::Gemm2)}},
       {{KernelKind::Gemm1, shape, codegen::wsTile(128, 4)},
@@ -117,10 +117,14 @@ TEST(Nvrtc, AProgramOfOneFamilyHoldsTheCodeEachKernelHasAlone) {
       EXPECT_EQ(codegen::programFamily(spec), codegen::programFamily(family.front()));
       names.push_back(spec.name());
     }
-    auto together = nvrtc::compile("program", codegen::generateProgram(family), "sm_90a");
+    const std::vector<std::string> options = codegen::familyOptions(family.front());
+    auto together =
+        nvrtc::compile("program", codegen::generateProgram(family), "sm_90a", options);
     ASSERT_TRUE(static_cast<bool>(together)) << errorMessage(together.takeError());
     for (const codegen::KernelSpec &spec : family) {
-      auto alone = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+      EXPECT_EQ(codegen::familyOptions(spec), options) << spec.name();
+      auto alone = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a",
+                                  codegen::familyOptions(spec));
       ASSERT_TRUE(static_cast<bool>(alone)) << errorMessage(alone.takeError());
       const std::string text = elfSection(alone->cubin, ".text." + spec.name());
       ASSERT_FALSE(text.empty()) << spec.name();
@@ -175,7 +179,8 @@ TEST_P(CompileEveryKernel, SeedShape) {
   const auto specs = runtime::kernelSpecs(shape, runtime::heuristicPlan(shape, Arch(arch.c_str())));
   ASSERT_GE(specs.size(), 6u);
   for (const codegen::KernelSpec &spec : specs) {
-    auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch);
+    auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch,
+                                   codegen::familyOptions(spec));
     ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
     EXPECT_EQ(compiled->cubin.substr(0, 4), "\x7f"
                                             "ELF")
@@ -185,16 +190,60 @@ TEST_P(CompileEveryKernel, SeedShape) {
   }
 }
 
-/// The one-launch routing kernels compile at the most experts they take
-/// (their tables are static shared memory) and at one expert.
+/// The builder compiles each program with its family's options, the ones
+/// its entry key holds: a routing kernel it built has the code of a compile
+/// with codegen::familyOptions, not that of a plain one (the two differ).
+TEST(Nvrtc, TheBuilderCompilesEachFamilyWithItsOptions) {
+  const MoeShape shape{4, 512, 256, 16, DType::BF16};
+  const std::vector<codegen::KernelSpec> specs = {{codegen::KernelKind::RouteCount, shape, {}},
+                                                  {codegen::KernelKind::RouteWide, shape, {}},
+                                                  {codegen::KernelKind::Combine, shape, {}}};
+  testkit::TempDir dir("moejit-family-options");
+  store::CubinStore store(dir.path);
+  runtime::BuildOptions one_worker;
+  one_worker.workers = 1;
+  const auto built = runtime::buildEach(specs, "sm_90a", store, one_worker);
+  ASSERT_EQ(built.size(), specs.size());
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const codegen::KernelSpec &spec = specs[i];
+    ASSERT_TRUE(built[i].ok()) << built[i].error;
+    const std::string section = ".text." + spec.name();
+    const std::string code = elfSection(built[i].kernel.entry.cubin, section);
+    ASSERT_FALSE(code.empty()) << spec.name();
+    auto with = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a",
+                               codegen::familyOptions(spec));
+    ASSERT_TRUE(static_cast<bool>(with)) << errorMessage(with.takeError());
+    // (EXPECT_TRUE: the sections are binary, not for the failure message.)
+    EXPECT_TRUE(elfSection(with->cubin, section) == code)
+        << spec.name() << ": built with other options than familyOptions";
+    if (codegen::familyOptions(spec).empty())
+      continue;
+    auto plain = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_90a");
+    ASSERT_TRUE(static_cast<bool>(plain)) << errorMessage(plain.takeError());
+    EXPECT_FALSE(elfSection(plain->cubin, section) == code)
+        << spec.name() << ": -O3 and familyOptions give the same code; the test proves nothing";
+  }
+}
+
+/// The one-launch routing kernels compile, with their family's options
+/// (--Ofast-compile=min), at the most experts they take (their tables are
+/// static shared memory) and at one expert, for both targets, with no
+/// local memory: at --Ofast-compile=mid route_wide's id batches went to
+/// the stack.
 TEST(Nvrtc, RoutingKernelsCompileAtTheirExpertBounds) {
-  for (int experts : {1, runtime::kRouteBlockMaxExperts})
-    for (codegen::KernelKind kind : {codegen::KernelKind::RouteBlock, codegen::KernelKind::RouteWide}) {
-      const codegen::KernelSpec spec{kind, MoeShape{2, 64, 32, experts, DType::BF16}, {}};
-      auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), "sm_80");
-      ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
-      EXPECT_EQ(nvrtc::parseResources(compiled->log).spill_bytes, 0) << spec.name();
-    }
+  for (const char *arch : {"sm_80", "sm_90a"})
+    for (int experts : {1, runtime::kRouteBlockMaxExperts})
+      for (codegen::KernelKind kind :
+           {codegen::KernelKind::RouteBlock, codegen::KernelKind::RouteWide}) {
+        const codegen::KernelSpec spec{kind, MoeShape{2, 64, 32, experts, DType::BF16}, {}};
+        ASSERT_FALSE(codegen::familyOptions(spec).empty());
+        auto compiled = nvrtc::compile(spec.name(), codegen::generateSource(spec), arch,
+                                       codegen::familyOptions(spec));
+        ASSERT_TRUE(static_cast<bool>(compiled)) << errorMessage(compiled.takeError());
+        const nvrtc::Resources r = nvrtc::parseResources(compiled->log);
+        EXPECT_EQ(r.spill_bytes, 0) << spec.name() << " " << arch;
+        EXPECT_EQ(r.stack_bytes, 0) << spec.name() << " " << arch;
+      }
 }
 
 /// The warp-specialised GEMMs compile for sm_90a with no local memory and
@@ -219,13 +268,16 @@ TEST(Nvrtc, WarpSpecialisedGemmsCompileClean) {
     }
 }
 
-/// The swap-AB GEMMs too, at every token width they are built for (each
-/// instantiates the main loops of bm/4, bm/2 and bm token columns).
+/// The swap-AB GEMMs too, at every token width they are built for (one
+/// main loop of bm token columns up to bm = 64; from 128 up, those of
+/// bm/4, bm/2 and the steps of 32 above bm/2).
 TEST(Nvrtc, SwapAbGemmsCompileClean) {
   for (DType dtype : {DType::BF16, DType::FP16})
     for (auto [kind, bm, stages] : {std::tuple{codegen::GemmKind::Gemm1, 32, 10},
+                                    std::tuple{codegen::GemmKind::Gemm1, 64, 7},
                                     std::tuple{codegen::GemmKind::Gemm1, 128, 6},
                                     std::tuple{codegen::GemmKind::Gemm2, 32, 10},
+                                    std::tuple{codegen::GemmKind::Gemm2, 64, 7},
                                     std::tuple{codegen::GemmKind::Gemm2, 256, 4}}) {
       const codegen::KernelSpec spec{kind == codegen::GemmKind::Gemm1 ? codegen::KernelKind::Gemm1
                                                                       : codegen::KernelKind::Gemm2,

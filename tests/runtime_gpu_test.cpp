@@ -275,9 +275,9 @@ INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
                          caseName);
 
 /// The swap-AB GEMMs (weights as wgmma's M) in every combine mode, each
-/// with itself and beside a 128-row warp-specialised GEMM: token widths of
-/// bm/4, bm/2 and the steps of 32 up to bm (tails and a spread of 1..253
-/// rows included), K and N not multiples of 64, an
+/// with itself and beside a 128-row warp-specialised GEMM: every token
+/// width (bm up to 64 rows; bm/4, bm/2 and the steps of 32 up to bm from
+/// 128 up; tails and a spread of 1..253 rows included), K and N not multiples of 64, an
 /// expert with many tiles, out-of-range ids.
 class SwapAbMatchesReference : public ::testing::TestWithParam<Case> {};
 

@@ -218,6 +218,7 @@ TEST(EntryKey, ChangesWithEachInputAndHoldsNoPath) {
   EXPECT_EQ(in.templates_hash, codegen::templatesHash());
   EXPECT_EQ(in.source_hash, workload::sha256Hex(src));
   EXPECT_EQ(in.options, nvrtc::compileOptions("sm_80"));
+  EXPECT_TRUE(codegen::familyOptions(spec).empty());
   const std::string key = runtime::keyFromInputs(in);
   EXPECT_EQ(key, runtime::entryKey(spec, src, "sm_80"));
 
@@ -251,6 +252,22 @@ TEST(EntryKey, ChangesWithEachInputAndHoldsNoPath) {
     }
   }
   unsetenv("MOEJIT_CACHE_DIR");
+}
+
+/// A kernel whose family adds NVRTC options (routing) has them in its key,
+/// so the cache never hands it a cubin compiled with other options.
+TEST(EntryKey, HoldsTheFamilyOptions) {
+  const MoeShape shape{2, 256, 128, 8, DType::BF16};
+  const codegen::KernelSpec spec{codegen::KernelKind::RouteWide, shape, {}};
+  const std::string src = codegen::generateSource(spec);
+  const std::vector<std::string> family = codegen::familyOptions(spec);
+  ASSERT_FALSE(family.empty());
+  const runtime::EntryKeyInputs in = runtime::entryKeyInputs(spec, src, "sm_90a");
+  EXPECT_EQ(in.options, nvrtc::compileOptions("sm_90a", family));
+  EXPECT_NE(in.options, nvrtc::compileOptions("sm_90a"));
+  runtime::EntryKeyInputs plain = in;
+  plain.options = nvrtc::compileOptions("sm_90a");
+  EXPECT_NE(runtime::keyFromInputs(in), runtime::keyFromInputs(plain));
 }
 
 TEST(Store, LeftoverTemporaryFileIsNeverLoaded) {

@@ -189,10 +189,39 @@ std::string generateSource(const KernelSpec &spec) {
                      kGeneratorVersion, spec.name(), unit.header, unit.body);
 }
 
+namespace {
+bool isRouting(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::RouteCount:
+  case KernelKind::RouteScan:
+  case KernelKind::RouteScatter:
+  case KernelKind::RouteBlock:
+  case KernelKind::RouteWide:
+    return true;
+  default:
+    return false;
+  }
+}
+} // namespace
+
 std::string programFamily(const KernelSpec &spec) {
   // The GEMMs on tensor cores declare their dynamic shared memory, each
-  // template with its own alignment; the other kernels declare none.
-  return spec.usesMma() ? unitOf(spec).header : std::string();
+  // template with its own alignment; the other kernels declare none. The
+  // routing kernels compile with options of their own (familyOptions).
+  if (spec.usesMma())
+    return unitOf(spec).header;
+  return isRouting(spec.kind) ? "routing" : std::string();
+}
+
+std::vector<std::string> familyOptions(const KernelSpec &spec) {
+  // Routing is latency-bound loads and shared-memory atomics, which ptxas'
+  // -O3 schedules no better than --Ofast-compile=min (A/B within noise,
+  // NOTES.md session 33) for a third of the compile time (690 -> 465 ms).
+  // The templates keep min's SASS as -O3's: global loads and stores are
+  // explicit (__ldg, __stcg), loads in flight come from `#pragma unroll`.
+  if (isRouting(spec.kind))
+    return {"--Ofast-compile=min"};
+  return {};
 }
 
 std::string generateProgram(llvm::ArrayRef<KernelSpec> specs) {

@@ -63,6 +63,11 @@ std::string generateSource(const KernelSpec &spec);
 /// templates declare the same (or none) are one family.
 std::string programFamily(const KernelSpec &spec);
 
+/// The NVRTC options the kernels of spec's programFamily add to
+/// nvrtc::compileOptions: part of their programs' compile and their cache
+/// keys.
+std::vector<std::string> familyOptions(const KernelSpec &spec);
+
 /// One NVRTC program holding every spec's unit (each include once, each unit
 /// in its own namespace; the kernels keep their names). One spec: its unit.
 /// Specs of one programFamily.

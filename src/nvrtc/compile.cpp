@@ -93,7 +93,8 @@ bool debugPipelines() {
   return false;
 }
 
-std::vector<std::string> compileOptions(const std::string &arch) {
+std::vector<std::string> compileOptions(const std::string &arch,
+                                        const std::vector<std::string> &extra) {
   // -minimal leaves out NVRTC's texture, surface and device-runtime
   // declarations, which no template uses: the same cubins, a few ms less of
   // front end per program (NOTES.md, session 27).
@@ -103,6 +104,7 @@ std::vector<std::string> compileOptions(const std::string &arch) {
   // never stand in for the others.
   if (debugPipelines())
     options.push_back("-DMOEJIT_PIPELINE_TIMEOUT_NS=10000000000ull");
+  options.insert(options.end(), extra.begin(), extra.end());
   return options;
 }
 
@@ -208,7 +210,8 @@ std::string programLog(const Library &lib, nvrtcProgram program) {
 } // namespace
 
 llvm::Expected<CompiledProgram> compile(const std::string &program_name, const std::string &source,
-                                        const std::string &arch) {
+                                        const std::string &arch,
+                                        const std::vector<std::string> &extra_options) {
   auto loaded = library();
   if (!loaded)
     return loaded.takeError();
@@ -228,7 +231,7 @@ llvm::Expected<CompiledProgram> compile(const std::string &program_name, const s
   if (rc != NVRTC_SUCCESS)
     return makeError(ErrorCode::CompileFailed, "nvrtcCreateProgram failed for {}: {}", program_name,
                      lib.nvrtcGetErrorString(rc));
-  const std::vector<std::string> options = compileOptions(arch);
+  const std::vector<std::string> options = compileOptions(arch, extra_options);
   std::vector<const char *> option_ptrs;
   for (const std::string &o : options)
     option_ptrs.push_back(o.c_str());

@@ -40,15 +40,19 @@ std::string version();
 /// (an invalid value is one warning and taken as off).
 bool debugPipelines();
 
-/// The options every compile uses for `arch`, in order.
-std::vector<std::string> compileOptions(const std::string &arch);
+/// The options a compile for `arch` uses, in order: every compile's, then
+/// `extra` (a program family's, codegen::familyOptions).
+std::vector<std::string> compileOptions(const std::string &arch,
+                                        const std::vector<std::string> &extra = {});
 
-/// Compiles `source` (which #includes the embedded templates), named
-/// `program_name` in logs. A failure is an error holding the NVRTC log, the
-/// options and the path where the source was kept for inspection
-/// ($TMPDIR/moejit-<uid>/, the newest 32 kept).
+/// Compiles `source` (which #includes the embedded templates) with
+/// compileOptions(arch, extra_options), named `program_name` in logs. A
+/// failure is an error holding the NVRTC log, the options and the path
+/// where the source was kept for inspection ($TMPDIR/moejit-<uid>/, the
+/// newest 32 kept).
 llvm::Expected<CompiledProgram> compile(const std::string &program_name, const std::string &source,
-                                        const std::string &arch);
+                                        const std::string &arch,
+                                        const std::vector<std::string> &extra_options = {});
 
 /// The lines of a program's log that concern `kernel`: its own section
 /// (from ptxas' "Compiling entry function '<kernel>'" to the next), and the

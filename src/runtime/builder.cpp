@@ -30,7 +30,7 @@ EntryKeyInputs entryKeyInputs(const KernelSpec &spec, const std::string &source,
           codegen::kGeneratorVersion,
           codegen::templatesHash(),
           workload::sha256Hex(source),
-          nvrtc::compileOptions(arch)};
+          nvrtc::compileOptions(arch, codegen::familyOptions(spec))};
 }
 
 std::string keyFromInputs(const EntryKeyInputs &in) {
@@ -173,7 +173,10 @@ private:
     const std::string program =
         alone ? names.front() : fmt::format("{}_and_{}_more", names.front(), names.size() - 1);
     logger().info("compiling {} for {}", program, arch_.name());
-    auto compiled = nvrtc::compile(program, codegen::generateProgram(specs), arch_.name());
+    // One family per program (groupIntoPrograms), so the first member's
+    // options are every member's.
+    auto compiled = nvrtc::compile(program, codegen::generateProgram(specs), arch_.name(),
+                                   codegen::familyOptions(specs.front()));
     if (!compiled) {
       if (!alone) {
         logger().info("compile of {} failed; its {} kernels again one by one: {}", program,

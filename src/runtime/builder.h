@@ -42,7 +42,7 @@ struct EntryKeyInputs {
   int generator_version = 0; ///< codegen::kGeneratorVersion
   std::string templates_hash;
   std::string source_hash; ///< sha256 of the generated unit
-  std::vector<std::string> options;
+  std::vector<std::string> options; ///< nvrtc::compileOptions with the family's
 };
 
 /// The real inputs for `spec` compiled from `source` for `arch`.

@@ -14,7 +14,8 @@
 namespace moejit::runtime {
 
 /// NVRTC's time for one kernel alone, roughly, on one core of the 2-core
-/// build machine (NOTES.md, session 27): enough to order and group them.
+/// build machine (NOTES.md, sessions 27 and 33): enough to order and group
+/// them.
 double estimatedCompileMs(const codegen::KernelSpec &spec);
 
 /// What one program more costs, whatever it holds (session 27: merging two

@@ -16,14 +16,19 @@ struct alignas(16) Vec16 {
   unsigned w[4];
 };
 
+// The routing inputs (ids, weights, the expert map) are read through
+// __ldg: no kernel writes them, and the routing kernels, compiled at
+// --Ofast-compile=min (codegen::familyOptions), would otherwise address
+// them as generic memory (LD, not LDG).
+
 /// The expert id of assignment a (t*k+j) as the caller wrote it, int32 or
 /// int64; an int64 id outside int32 is -1 (no expert has it).
 __device__ __forceinline__ int routed_id(const LaunchParams &p, int a) {
   if (p.index_bytes == 8) {
-    const long long id = static_cast<const long long *>(p.top_k_index)[a];
+    const long long id = __ldg(static_cast<const long long *>(p.top_k_index) + a);
     return id >= 0 && id <= 0x7fffffff ? static_cast<int>(id) : -1;
   }
-  return static_cast<const int *>(p.top_k_index)[a];
+  return __ldg(static_cast<const int *>(p.top_k_index) + a);
 }
 
 /// The local expert of a routed id: through the expert map when there is
@@ -31,7 +36,7 @@ __device__ __forceinline__ int routed_id(const LaunchParams &p, int a) {
 /// to another GPU.
 template <class S> __device__ __forceinline__ int local_expert(const LaunchParams &p, int id) {
   if (p.expert_map)
-    id = id >= 0 && id < p.expert_map_size ? p.expert_map[id] : -1;
+    id = id >= 0 && id < p.expert_map_size ? __ldg(p.expert_map + id) : -1;
   return id >= 0 && id < S::E ? id : -1;
 }
 
@@ -43,8 +48,8 @@ template <class S> __device__ __forceinline__ int expert_of(const LaunchParams &
 /// The routing weight of assignment a, as float.
 template <class S> __device__ __forceinline__ float weight_of(const LaunchParams &p, int a) {
   if (p.weights_in_model_dtype)
-    return to_float<S::DT>(static_cast<const typename S::T *>(p.top_k_weights)[a]);
-  return static_cast<const float *>(p.top_k_weights)[a];
+    return to_float<S::DT>(__ldg(static_cast<const typename S::T *>(p.top_k_weights) + a));
+  return __ldg(static_cast<const float *>(p.top_k_weights) + a);
 }
 
 /// ADD_TO_Y_: GEMM2 adds its weighted rows into y (Combine::Fast) rather

@@ -1,11 +1,11 @@
 // Grouped GEMMs on Hopper (sm_90a) for few rows per expert: swap-AB. The
 // expert's weights are wgmma's M side (64 weight rows per consumer
 // warpgroup, 128 per tile, by TMA) and the tile's token rows its N side
-// (BM rows at most, or BM/4, BM/2 or, from BM = 128 up, a multiple of 32
-// above BM/2 when the tile has no more: one main loop per width, chosen
-// once per tile), so a tile with few rows costs the weight stream and not
-// 128 rows of tensor work, and an expert's rows up to BM = 256 cost their
-// width rounded to 32, not a second tile re-reading its weights.
+// (BM rows; from BM = 128 up a tile with fewer runs BM/4, BM/2 or a
+// multiple of 32 above BM/2: one main loop per width, chosen once per
+// tile), so a tile with few rows costs the weight stream and not 128 rows
+// of tensor work, and an expert's rows up to BM = 256 cost their width
+// rounded to 32, not a second tile re-reading its weights.
 // Persistent and warp-specialised like kernels/moe_gemm_ws.cuh, whose
 // prologue, stage ring, tile walk and producers (blocks/ws_pipeline.cuh)
 // it shares: warpgroup 0 produces (weights by TMA; GEMM1's token rows
@@ -78,12 +78,17 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
   };
 
   /// Token widths above BM/2 step by this (BM >= 128: wgmma's N in
-  /// multiples of 32; narrower tiles keep BM/4, BM/2 and BM).
+  /// multiples of 32; tiles of 64 rows or fewer run at BM only).
   static constexpr int WIDE_STEP = BM >= 128 ? 32 : BM / 2;
 
-  /// The token width a tile runs with: the narrowest of BM/4, BM/2 and the
-  /// steps above BM/2 that holds its rows.
+  /// The token width a tile runs with: BM for tiles of 64 rows or fewer
+  /// (one main loop: their tiles are weight streams, under which the
+  /// tensor work of 32 or 64 token columns hides as well as that of 8 or
+  /// 16, and each main loop more costs NVRTC ~100 ms), else the narrowest
+  /// of BM/4, BM/2 and the steps above BM/2 that holds its rows.
   static __device__ __forceinline__ int width_for(int rows) {
+    if constexpr (BM <= 64)
+      return BM;
     if (rows <= BM / 4)
       return BM / 4;
     if (rows <= BM / 2)
@@ -147,7 +152,9 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
       // each moved is one ptxas keeps in vector registers, and the wgmma
       // descriptors made from it too (two more R2UR per wgmma).
       const int width = width_for(tile.row_end - tile.row_begin);
-      if (width == BM / 4)
+      if constexpr (BM <= 64)
+        consume_tile<BM>(p, sm, ring, tile, n0);
+      else if (width == BM / 4)
         consume_tile<BM / 4>(p, sm, ring, tile, n0);
       else if (width == BM / 2)
         consume_tile<BM / 2>(p, sm, ring, tile, n0);

@@ -23,6 +23,7 @@ template <class S, int THREADS = kCountThreads> __device__ void route_count(cons
   const int total = p.tokens * S::K;
   const int begin = blockIdx.x * kRouteChunk;
   const int end = min(begin + kRouteChunk, total);
+#pragma unroll 4 // loads in flight, which --Ofast-compile=min would not unroll for
   for (int a = begin + threadIdx.x; a < end; a += THREADS) {
     const int e = expert_of<S>(p, a);
     if (e >= 0)
@@ -129,11 +130,13 @@ template <class S, int THREADS = kScanThreads> __device__ void route_scan(const 
 
 /// Writes sorted row `row`: its assignment and that assignment's weight
 /// (loaded with the ids, before the ordered walk: a load inside the walk
-/// would make every step wait for it).
+/// would make every step wait for it). __stcg: a global store (L2 only)
+/// however ptxas is set (min would address it as generic memory); the
+/// GEMMs read the rows from L2.
 __device__ __forceinline__ void write_sorted_row(const LaunchParams &p, int row, int assignment,
                                                  float weight) {
-  p.sorted_ids[row] = assignment;
-  p.sorted_weights[row] = weight;
+  __stcg(p.sorted_ids + row, assignment);
+  __stcg(p.sorted_weights + row, weight);
 }
 
 /// out[j] = load(a) for assignment a = a0 + 32*j + lane of `BATCH` x 32
@@ -322,8 +325,9 @@ __host__ __device__ constexpr int route_wide_scatter_warps(int experts) {
 template <class S> __device__ void route_wide(const LaunchParams &p) {
   // COUNT_BATCH ids in flight per thread: each block reads all T*k ids
   // from L2, so the count is bound by load latency, not bandwidth (4 per
-  // thread cost 34 us at 65536 assignments).
-  constexpr int THREADS = kRouteWideThreads, BATCH = 4, COUNT_BATCH = 16;
+  // thread cost 34 us at 65536 assignments; 8 times as 16 did, H100,
+  // session 33, and compiles sooner).
+  constexpr int THREADS = kRouteWideThreads, BATCH = 4, COUNT_BATCH = 8;
   constexpr int SW = route_wide_scatter_warps(S::E), SUB = kRouteChunk / SW;
   static_assert(S::E <= kRouteBlockMaxExperts, "route_wide: the tables must fit shared memory");
   static_assert(kRouteChunk % (32 * SW) == 0, "route_wide: scatter warps take whole lane groups");
