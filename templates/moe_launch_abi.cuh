@@ -32,8 +32,9 @@ struct LaunchParams {
   int *tile_claims;    // [2]: claims on the running persistent GEMM's tiles, CTAs done claiming
   int *sorted_ids;     // [T*k]: assignment t*k+j of each sorted row
   float *sorted_weights; // [T*k]: that assignment's routing weight, as float
+  int *sorted_rows;    // [T*k]: the sorted row of each assignment t*k+j, -1 if unrouted
   void *h;             // [T*k, I]: silu(gate)*up, rows in sorted order
-  void *partial;       // [T*k, H]: weighted GEMM2 rows, at row t*k+j
+  void *partial;       // weighted GEMM2 rows: [T*k, H] at row t*k+j, or blocked (partial_block_cols)
   void *zero_y;        // y (16-byte aligned) for GEMM1 to zero before a GEMM2 adds into it; or null
   int tokens;
   int route_blocks;      // ceil(T*k / kRouteChunk)
@@ -44,8 +45,10 @@ struct LaunchParams {
   int index_bytes;            // 4 or 8
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
   int route_counted;          // 1: route_count wrote block_counts before route_wide
+  int partial_block_cols;     // 0: partial by assignment; else GEMM2's BN (partial_block_offset)
+  int unused;
 };
-static_assert(sizeof(LaunchParams) == 17 * 8 + 8 * 4, "LaunchParams has no padding on LP64");
+static_assert(sizeof(LaunchParams) == 18 * 8 + 10 * 4, "LaunchParams has no padding on LP64");
 
 /// Assignments (token, slot) per routing block.
 constexpr int kRouteChunk = 1024;
@@ -114,6 +117,54 @@ constexpr int kSwapStagingTokens = 32;
 constexpr int kSwapStagingPitch = kSwapWeightRows / 2 + 8; // elements per token row
 constexpr int swap_staging_bytes(bool gemm2, int token_rows) {
   return gemm2 && token_rows >= 64 ? 2 * kSwapStagingTokens * kSwapStagingPitch * 2 : 0;
+}
+
+/// GEMM2's weighted rows in the blocked layout (the warp-specialised GEMM2
+/// with a staged epilogue, Combine::Deterministic and BatchInvariant): rows
+/// in sorted order, in groups of 64 rows; inside a group, the rows' pieces
+/// of `block_cols` (GEMM2's BN) columns, one column tile after another. The
+/// 64 rows a consumer warpgroup stores are then at most two contiguous runs
+/// (they straddle a group boundary), sent by at most two bulk copies (a copy
+/// per row, as a layout by assignment needs, cost GEMM2 13% of its
+/// consumers' samples at T=8192), and a row's pieces lie within one group
+/// (blocks of whole column tiles, T*k rows apart, put the combine's reads
+/// and GEMM2's writes at strides of 4-32 MB: the combine lost 22% of its
+/// DRAM throughput; tools/bench/NOTES.md, session 35). Inside a row the
+/// 16-byte chunks are XOR-swizzled by the row's low three bits, as the
+/// staging rows are (their stmatrix stores hit 32 banks without padding).
+constexpr int kPartialChunk = 8;      // elements per 16-byte chunk of a 2-byte type
+constexpr int kPartialGroupRows = 64; // a consumer warpgroup's rows
+MOEJIT_ABI_FN bool blocks_partial(int block_cols) { return block_cols > 0 && block_cols % 64 == 0; }
+/// Element offset of the piece of sorted row `row` in the column tile that
+/// holds column `col`.
+MOEJIT_ABI_FN long long partial_block_row(long long row, int col, int hidden, int block_cols) {
+  const int tiles = (hidden + block_cols - 1) / block_cols;
+  return ((row / kPartialGroupRows * tiles + col / block_cols) * kPartialGroupRows +
+          row % kPartialGroupRows) *
+         block_cols;
+}
+MOEJIT_ABI_FN int partial_block_chunk(long long row, int chunk) {
+  return chunk ^ static_cast<int>(row & 7);
+}
+/// Element offset of (sorted row, column) in the blocked layout.
+MOEJIT_ABI_FN long long partial_block_offset(long long row, int col, int hidden, int block_cols) {
+  const int c = col % block_cols;
+  return partial_block_row(row, col, hidden, block_cols) +
+         partial_block_chunk(row, c / kPartialChunk) * kPartialChunk + c % kPartialChunk;
+}
+/// Rows of room partial needs for `rows` sorted rows (whole groups).
+MOEJIT_ABI_FN long long partial_rows(long long rows) {
+  return (rows + kPartialGroupRows - 1) / kPartialGroupRows * kPartialGroupRows;
+}
+/// Columns a row of partial may span: H rounded up to the widest blocking
+/// of any GEMM2 tile width (64, 128, 192 or 256 columns).
+MOEJIT_ABI_FN int partial_columns(int hidden) {
+  int most = hidden;
+  for (int bn = 64; bn <= 256; bn += 64) {
+    const int padded = (hidden + bn - 1) / bn * bn;
+    most = padded > most ? padded : most;
+  }
+  return most;
 }
 
 /// Threads per block of the fixed kernels (the GEMMs' come from their tile

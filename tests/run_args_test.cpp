@@ -94,8 +94,8 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
 // Each scratch array of the workspace gets its own room, in order and
 // without overlap: the tile list one 16-byte record per possible tile
 // (GEMMs read a record with one 16-byte load: the workspace is 16-byte
-// aligned, so the offset must be too), sorted_ids and sorted_weights one
-// entry per assignment.
+// aligned, so the offset must be too), sorted_ids, sorted_weights and
+// sorted_rows one entry per assignment.
 TEST(RunArgs, WorkspaceArraysHaveTheirRoom) {
   const MoeShape shape{8, 2048, 768, 128, DType::BF16};
   const Plan plan = heuristicPlan(shape, "sm_90a");
@@ -108,8 +108,13 @@ TEST(RunArgs, WorkspaceArraysHaveTheirRoom) {
       EXPECT_EQ(w.tiles % alignof(moejit_abi::TileRecord), 0u) << "T=" << tokens;
       EXPECT_GE(w.num_tiles - w.tiles, sizeof(moejit_abi::TileRecord) * g.max_tiles);
       EXPECT_GE(w.sorted_weights - w.sorted_ids, sizeof(int32_t) * g.assignments);
-      EXPECT_GE(w.h - w.sorted_weights, sizeof(float) * g.assignments);
+      EXPECT_GE(w.sorted_rows - w.sorted_weights, sizeof(float) * g.assignments);
+      EXPECT_GE(w.h - w.sorted_rows, sizeof(int32_t) * g.assignments);
       EXPECT_LT(w.h, w.partial);
+      if (mode != Combine::Fast) // either layout of partial fits (its whole row groups)
+        EXPECT_GE(w.total - w.partial, 2 * static_cast<size_t>(moejit_abi::partial_rows(
+                                               g.assignments)) *
+                                           moejit_abi::partial_columns(2048));
     }
 }
 

@@ -615,6 +615,37 @@ TEST(Combine, FastInPlaceAndWithNoLocalExpert) {
   }
 }
 
+// GEMM2's staged warp-specialised kernels write partial in sorted order,
+// blocked by their column tiles (moejit_abi::partial_block_offset), one or
+// two bulk copies per warpgroup, and the combine reads it back through the
+// routing's sorted rows: every GEMM2 tile width, shapes whose last column
+// tile is short (H = 1032, 264), tails of every length 1..64, one hot
+// expert, out-of-range ids, and every combine mode (fast adds row by row).
+TEST(Combine, BlockedPartialAtEveryGemm2Width) {
+  REQUIRE_GPU();
+  if (!moejit::unwrapOrThrow(Arch::parse(runtime().arch())).hasWgmma())
+    GTEST_SKIP() << "warp-specialised GEMMs need sm_90a, the GPU is " << runtime().arch();
+  using codegen::GemmKind, codegen::swapTile, codegen::wsTile;
+  const runtime::GemmPlan plans[] = {{swapTile(64, 9, GemmKind::Gemm1), wsTile(64, 6, true)},
+                                     {swapTile(64, 9, GemmKind::Gemm1), wsTile(128, 4, true)},
+                                     {swapTile(64, 9, GemmKind::Gemm1), wsTile(192, 4, true)},
+                                     {swapTile(64, 9, GemmKind::Gemm1), wsTile(256, 3, true)}};
+  for (const Case &c : {Case{2, 1032, 584, 8, BF, 2000},
+                        Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails},
+                        Case{4, 256, 128, 16, BF, 1000, Routing::OneExpert},
+                        Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange}}) {
+    SCOPED_TRACE(caseName(::testing::TestParamInfo<Case>(c, 0)));
+    Problem p({c.k, c.hidden, c.intermediate, c.experts, c.dtype}, c.tokens, c.routing,
+              3000 + c.tokens);
+    for (const runtime::GemmPlan &g : plans)
+      for (Combine mode : kModes) {
+        p.usePlan(g, mode);
+        EXPECT_LT(p.error(p.run()), testkit::errorLimit(c.dtype))
+            << g.gemm1.suffix() << ":" << g.gemm2.suffix() << ", combine " << combine_name(mode);
+      }
+  }
+}
+
 // Batch-invariant mode: one token's y row is the same bits in batches of 1
 // to 8192 tokens, at different places among different random tokens.
 TEST(Combine, BatchInvariantTokenIsTheSameInEveryBatch) {

@@ -80,6 +80,11 @@ bool KernelSpec::usesMma() const { return isGemm(kind) && shape.dtype != DType::
 
 bool KernelSpec::addsToY() const { return kind == KernelKind::Gemm2 && add_to_y; }
 
+bool KernelSpec::blocksPartial() const {
+  return kind == KernelKind::Gemm2 && usesMma() && tile.ws && tile.staged && !tile.swap &&
+         !add_to_y && moejit_abi::blocks_partial(tile.bn);
+}
+
 std::string KernelSpec::name() const {
   std::string n = fmt::format("moe_{}_{}_k{}_h{}_i{}_e{}", kindName(kind), dtype_name(shape.dtype),
                               shape.k, shape.hidden, shape.intermediate, shape.experts);
@@ -129,6 +134,10 @@ Unit unitOf(const KernelSpec &spec) {
       header = "kernels/moe_gemm_ws.cuh";
       body = fmt::format("using Kernel = WsGemm<S, WsTile<{}, {}, {}, {}>, {}>;\n", t.bn, t.stages,
                          t.staged, t.inflight, gemm1);
+      // The combine reads partial in the layout the host says GEMM2 wrote.
+      body += fmt::format("static_assert(Kernel::BLOCKS_PARTIAL == {}, \"host and device disagree "
+                          "on partial's layout\");\n",
+                          spec.blocksPartial());
     } else if (spec.usesMma() && spec.tile.wgmma) {
       const TileConfig &t = spec.tile;
       header = "kernels/moe_gemm_wgmma.cuh";

@@ -41,6 +41,10 @@ struct KernelSpec {
   bool usesMma() const;
   /// A Gemm2 with add_to_y (the flag means nothing on other kinds).
   bool addsToY() const;
+  /// A Gemm2 that writes partial blocked by its BN columns
+  /// (moejit_abi::partial_block_offset): the warp-specialised one with a
+  /// staged epilogue, not adding into y (kernels/moe_gemm_ws.cuh).
+  bool blocksPartial() const;
   /// e.g. moe_gemm1_bf16_k8_h2048_i768_e128_bm128_bn64_s3_w2x2; a GEMM2
   /// that adds into y ends in _addy.
   std::string name() const;

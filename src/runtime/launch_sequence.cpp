@@ -44,8 +44,14 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   take(w.tile_claims, 2 * sizeof(int32_t));
   take(w.sorted_ids, sizeof(int32_t) * g.assignments);
   take(w.sorted_weights, sizeof(float) * g.assignments);
+  take(w.sorted_rows, sizeof(int32_t) * g.assignments);
   take(w.h, elem * g.assignments * shape.intermediate);
-  take(w.partial, combine == Combine::Fast ? 0 : elem * g.assignments * shape.hidden);
+  // Room for either layout of partial (by assignment, or blocked by a
+  // GEMM2's column tiles: moejit_abi::partial_block_offset).
+  take(w.partial, combine == Combine::Fast
+                      ? 0
+                      : elem * static_cast<size_t>(moejit_abi::partial_rows(g.assignments)) *
+                            moejit_abi::partial_columns(shape.hidden));
   w.total = at;
   return w;
 }
@@ -77,6 +83,7 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   k.chained = launchesChained(spec);
   k.adds_to_y = spec.addsToY();
   k.can_zero_y = spec.kind == KernelKind::Gemm1 && spec.usesMma() && spec.tile.ws && !spec.tile.swap;
+  k.partial_block_cols = spec.blocksPartial() ? spec.tile.bn : 0;
   k.dynamic_shared = spec.dynamicSharedBytes();
   if (k.dynamic_shared > 48 * 1024)
     MOEJIT_CU(cuFuncSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -179,6 +186,7 @@ LaunchParams launchParams(const MoeArgs &a, const WorkspaceLayout &w, const Laun
   p.tile_claims = reinterpret_cast<int32_t *>(ws + w.tile_claims);
   p.sorted_ids = reinterpret_cast<int32_t *>(ws + w.sorted_ids);
   p.sorted_weights = reinterpret_cast<float *>(ws + w.sorted_weights);
+  p.sorted_rows = reinterpret_cast<int32_t *>(ws + w.sorted_rows);
   p.h = ws + w.h;
   p.partial = w.partial == w.total ? nullptr : ws + w.partial; // none: GEMM2 adds into y
   p.route_blocks = geo.route_blocks;
@@ -283,11 +291,14 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (adds_to_y && !zero_first && !zero_in_gemm1)
     if (llvm::Error e = zeroY())
       return e;
+  // The combine reads partial in the layout the call's GEMM2 writes.
+  LaunchParams p2 = p;
+  p2.partial_block_cols = k.gemm2 ? k.gemm2->partial_block_cols : 0;
   if (stages & kGemm2)
-    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm2, *k.gemm2, plan.gemm2, geo, p, stream))
+    if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm2, *k.gemm2, plan.gemm2, geo, p2, stream))
       return e;
   if ((stages & kCombine) && !(k.gemm2 && k.gemm2->adds_to_y))
-    return enqueueCombine(shape, *k.combine, p, stream);
+    return enqueueCombine(shape, *k.combine, p2, stream);
   return llvm::Error::success();
 }
 

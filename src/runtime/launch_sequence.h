@@ -16,8 +16,8 @@ namespace moejit::runtime {
 
 /// Byte offsets of the scratch arrays inside the caller's workspace.
 struct WorkspaceLayout {
-  size_t block_counts, expert_offsets, tiles, num_tiles, tile_claims, sorted_ids, sorted_weights, h,
-      partial, total;
+  size_t block_counts, expert_offsets, tiles, num_tiles, tile_claims, sorted_ids, sorted_weights,
+      sorted_rows, h, partial, total;
 };
 
 /// Grid-sizing numbers that depend on T and the bucket's row tile.
@@ -54,6 +54,10 @@ struct LoadedKernel {
   /// A GEMM1 that can zero y for such a GEMM2 while it runs (the
   /// warp-specialised gather kernels: LaunchParams::zero_y).
   bool can_zero_y = false;
+  /// A GEMM2 that writes partial in the blocked layout of its BN columns
+  /// (moejit_abi::partial_block_offset), which the combine then reads;
+  /// 0: rows by assignment.
+  int partial_block_cols = 0;
   KernelInfo info;
 };
 

@@ -1,5 +1,8 @@
-// y[t] = sum over j < k, in slot order, of partial[t*k+j] for the slots whose
-// expert id is in range. The fixed order makes y bitwise reproducible.
+// y[t] = sum over j < k, in slot order, of the partial row of t*k+j for the
+// slots routed to a local expert (a sorted row). The fixed order makes y bitwise
+// reproducible. The rows are where GEMM2 wrote them: row t*k+j, or (a
+// blocked GEMM2, p.partial_block_cols) the assignment's sorted row in the
+// blocked layout (moejit_abi::partial_block_offset).
 #pragma once
 
 #include "blocks/moe_common.cuh"
@@ -7,7 +10,7 @@
 namespace moejit_dev {
 
 /// Grid: (T, ceil(H / (16-byte vectors * kCombineThreads))). The slots'
-/// ids, then their partial rows, are loaded in batches of up to 8
+/// sorted rows, then their partial rows, are loaded in batches of up to 8
 /// independent loads (at small T a thread's serial chain of k loads was
 /// most of the pass); the sum still runs in slot order.
 template <class S> __device__ void combine(const LaunchParams &p) {
@@ -23,21 +26,27 @@ template <class S> __device__ void combine(const LaunchParams &p) {
     T e[VEC];
   };
   float sum[VEC] = {};
+  const bool blocked = p.partial_block_cols != 0;
   for (int j0 = 0; j0 < S::K; j0 += BATCH) {
-    bool routed[BATCH];
+    // The slots' sorted rows (-1: no local expert; the routing wrote one
+    // for every assignment), then their partial rows: two batches of
+    // independent loads.
+    int row[BATCH];
 #pragma unroll
     for (int j = 0; j < BATCH; ++j)
-      routed[j] = j0 + j < S::K && expert_of<S>(p, t * S::K + j0 + j) >= 0;
+      row[j] = j0 + j < S::K ? p.sorted_rows[t * S::K + j0 + j] : -1;
     Row in[BATCH];
 #pragma unroll
     for (int j = 0; j < BATCH; ++j)
-      if (routed[j])
-        in[j].v = *reinterpret_cast<const Vec16 *>(
-            static_cast<const T *>(p.partial) +
-            (static_cast<long long>(t) * S::K + j0 + j) * S::H + c);
+      if (row[j] >= 0) {
+        const long long at =
+            blocked ? partial_block_offset(row[j], c, S::H, p.partial_block_cols)
+                    : static_cast<long long>(t * S::K + j0 + j) * S::H + c;
+        in[j].v = *reinterpret_cast<const Vec16 *>(static_cast<const T *>(p.partial) + at);
+      }
 #pragma unroll
     for (int j = 0; j < BATCH; ++j)
-      if (routed[j])
+      if (row[j] >= 0)
 #pragma unroll
         for (int v = 0; v < VEC; ++v)
           sum[v] += to_float<S::DT>(in[j].e[v]);

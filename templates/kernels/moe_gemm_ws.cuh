@@ -13,7 +13,8 @@
 // swizzled stages and stores its rows itself, while the producer already
 // fills the stages of the next tile. With STAGED, a warpgroup writes its
 // rows to shared memory and sends them by bulk copies that run on while it
-// starts the next tile (fewer stages fit beside the staging rows). Stages hand over through
+// starts the next tile (fewer stages fit beside the staging rows; GEMM2's
+// rows go to the blocked partial in one copy per warpgroup). Stages hand over through
 // mbarriers (full: producer -> consumers, empty: consumers -> producer); there is no block-wide
 // barrier after the prologue.
 #pragma once
@@ -54,6 +55,12 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int A_STAGE = BM * BK, B_STAGE = N * BK; // elements
   static constexpr int B_STAGE_BYTES = B_STAGE * 2;
   static constexpr bool STAGED = Tl::STAGED;
+  // GEMM2's staged rows go to partial blocked by BN columns, one bulk copy
+  // per warpgroup (moejit_abi::partial_block_offset; the host's
+  // KernelSpec::blocksPartial, asserted in the generated unit); added into
+  // y (S::ADD_TO_Y) they go row by row.
+  static constexpr bool BLOCKS_PARTIAL = !Gemm1 && STAGED && !S::ADD_TO_Y;
+  static_assert(!BLOCKS_PARTIAL || blocks_partial(BN), "GEMM2 tiles block partial by 64 columns");
   static constexpr int PITCH = staging_pitch<Gemm1, N>();
   static constexpr int STAGING = STAGED ? 2 * 64 * PITCH : 0; // elements, both warpgroups
   // The stages (1024-byte aligned for the 128-byte swizzle: the dynamic
@@ -137,7 +144,7 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
       const RowMeta meta = load_row_meta<S, Gemm1>(p, tile, wg);
       const int copy_slot = staged_copy_row();
       const int copy_row = tile.row_begin + wg * 64 + copy_slot;
-      const bool copies = STAGED && copy_slot >= 0 && copy_row < tile.row_end;
+      const bool copies = STAGED && !BLOCKS_PARTIAL && copy_slot >= 0 && copy_row < tile.row_end;
       const int copy_assignment = !Gemm1 && copies ? p.sorted_ids[copy_row] : 0;
       int previous = -1;
       for (int kt = 0; kt < KT; ++kt) {
@@ -163,7 +170,11 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         if (signals)
           mbar_arrive(&sm.empty[previous]);
       }
-      if constexpr (STAGED) {
+      if constexpr (BLOCKS_PARTIAL) {
+        const int row0 = tile.row_begin + wg * 64;
+        stage_blocked_tile<S, N>(p, n0, row0, min(64, tile.row_end - row0), acc, meta,
+                                 sm.staging + wg * 64 * PITCH, 1 + wg);
+      } else if constexpr (STAGED) {
         T *copy_dst = nullptr;
         if (copies)
           copy_dst = (Gemm1 ? static_cast<T *>(p.h) + static_cast<long long>(copy_row) * S::I

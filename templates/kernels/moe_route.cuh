@@ -130,13 +130,21 @@ template <class S, int THREADS = kScanThreads> __device__ void route_scan(const 
 
 /// Writes sorted row `row`: its assignment and that assignment's weight
 /// (loaded with the ids, before the ordered walk: a load inside the walk
-/// would make every step wait for it). __stcg: a global store (L2 only)
-/// however ptxas is set (min would address it as generic memory); the
-/// GEMMs read the rows from L2.
+/// would make every step wait for it), and the assignment's row (the
+/// combine finds a blocked GEMM2's rows through it). __stcg: a global store
+/// (L2 only) however ptxas is set (min would address it as generic memory);
+/// the GEMMs read the rows from L2.
 __device__ __forceinline__ void write_sorted_row(const LaunchParams &p, int row, int assignment,
                                                  float weight) {
   __stcg(p.sorted_ids + row, assignment);
   __stcg(p.sorted_weights + row, weight);
+  __stcg(p.sorted_rows + assignment, row);
+}
+
+/// Marks an assignment no local expert has (sorted row -1): the combine
+/// tells routed slots by their sorted row alone.
+__device__ __forceinline__ void write_unrouted(const LaunchParams &p, int assignment) {
+  __stcg(p.sorted_rows + assignment, -1);
 }
 
 /// out[j] = load(a) for assignment a = a0 + 32*j + lane of `BATCH` x 32
@@ -208,6 +216,8 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
       write_sorted_row(p, row, begin + i * 32 + lane, weight[i]);
       if (lane == 31 - __clz(peers))
         next_row[e] += __popc(peers);
+    } else if (begin + i * 32 + lane < total) {
+      write_unrouted(p, begin + i * 32 + lane);
     }
     __syncwarp();
   }
@@ -249,6 +259,8 @@ __device__ __forceinline__ void scatter_in_order(const LaunchParams &p, int begi
         write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
         if (lane == 31 - __clz(peers))
           next_row[e * stride] += __popc(peers);
+      } else if (a0 + 32 * j + lane < end) {
+        write_unrouted(p, a0 + 32 * j + lane);
       }
       __syncwarp();
     }
