@@ -111,11 +111,32 @@ TEST(RunArgs, WorkspaceArraysHaveTheirRoom) {
       EXPECT_GE(w.sorted_rows - w.sorted_weights, sizeof(float) * g.assignments);
       EXPECT_GE(w.h - w.sorted_rows, sizeof(int32_t) * g.assignments);
       EXPECT_LT(w.h, w.partial);
-      if (mode != Combine::Fast) // either layout of partial fits (its whole row groups)
-        EXPECT_GE(w.total - w.partial, 2 * static_cast<size_t>(moejit_abi::partial_rows(
-                                               g.assignments)) *
-                                           moejit_abi::partial_columns(2048));
     }
+}
+
+// partial's room follows the bucket's GEMM2: rows by assignment [T*k, H],
+// or (a staged warp-specialised GEMM2, blocked) whole groups of 64 sorted
+// rows of H rounded up to its column tile; the seed shape's plan on sm_90a
+// has both kinds of bucket.
+TEST(RunArgs, PartialRoomFollowsTheBucketsGemm2) {
+  const MoeShape shape{8, 2056, 768, 128, DType::BF16}; // H not a multiple of any bn
+  const Plan plan = heuristicPlan(shape, "sm_90a");
+  bool blocked_seen = false, plain_seen = false;
+  for (Combine mode : {Combine::Deterministic, Combine::BatchInvariant})
+    for (int64_t tokens : {1, 7, 100, 3000, 8192}) {
+      auto layout = runLayout(shape, plan, mode, tokens, maxTokens(shape));
+      ASSERT_TRUE(static_cast<bool>(layout));
+      const codegen::TileConfig &gemm2 = plan.buckets[layout->bucket].gemm2;
+      const bool blocked = codegen::KernelSpec{codegen::KernelKind::Gemm2, shape, gemm2}.blocksPartial();
+      (blocked ? blocked_seen : plain_seen) = true;
+      const size_t rows = blocked ? (tokens * 8 + 63) / 64 * 64 : tokens * 8;
+      const size_t columns = blocked ? (2056 + gemm2.bn - 1) / gemm2.bn * gemm2.bn : 2056;
+      const WorkspaceLayout &w = layout->workspace;
+      EXPECT_GE(w.total - w.partial, 2 * rows * columns) << "T=" << tokens << " " << gemm2.suffix();
+      EXPECT_LT(w.total - w.partial, 2 * rows * columns + 256) << "T=" << tokens;
+    }
+  EXPECT_TRUE(blocked_seen);
+  EXPECT_TRUE(plain_seen);
 }
 
 // Combine::Fast adds GEMM2's rows into y: its workspace holds no [T*k, H]

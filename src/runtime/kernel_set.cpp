@@ -116,7 +116,7 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Com
                      "moejit run: tokens = {} needs more row tiles than one "
                      "launch can hold; split the batch",
                      tokens);
-  r.workspace = workspaceLayout(shape, r.geometry, combine);
+  r.workspace = workspaceLayout(shape, r.geometry, combine, &g.gemm2);
   return r;
 }
 

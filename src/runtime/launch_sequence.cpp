@@ -29,7 +29,24 @@ LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m)
   return g;
 }
 
-WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, Combine combine) {
+namespace {
+/// Elements of partial a call needs (see workspaceLayout).
+size_t partialElements(const MoeShape &shape, const LaunchGeometry &g, Combine combine,
+                       const codegen::TileConfig *gemm2) {
+  if (combine == Combine::Fast)
+    return 0;
+  const auto rows = static_cast<size_t>(moejit_abi::partial_rows(g.assignments));
+  if (!gemm2)
+    return rows * moejit_abi::partial_columns(shape.hidden);
+  const codegen::KernelSpec spec{KernelKind::Gemm2, shape, *gemm2};
+  if (!spec.blocksPartial())
+    return static_cast<size_t>(g.assignments) * shape.hidden;
+  return rows * static_cast<size_t>((shape.hidden + gemm2->bn - 1) / gemm2->bn * gemm2->bn);
+}
+} // namespace
+
+WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, Combine combine,
+                                const codegen::TileConfig *gemm2) {
   WorkspaceLayout w{};
   size_t at = 0;
   auto take = [&](size_t &field, size_t bytes) {
@@ -46,12 +63,7 @@ WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g, 
   take(w.sorted_weights, sizeof(float) * g.assignments);
   take(w.sorted_rows, sizeof(int32_t) * g.assignments);
   take(w.h, elem * g.assignments * shape.intermediate);
-  // Room for either layout of partial (by assignment, or blocked by a
-  // GEMM2's column tiles: moejit_abi::partial_block_offset).
-  take(w.partial, combine == Combine::Fast
-                      ? 0
-                      : elem * static_cast<size_t>(moejit_abi::partial_rows(g.assignments)) *
-                            moejit_abi::partial_columns(shape.hidden));
+  take(w.partial, elem * partialElements(shape, g, combine, gemm2));
   w.total = at;
   return w;
 }
@@ -291,7 +303,11 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (adds_to_y && !zero_first && !zero_in_gemm1)
     if (llvm::Error e = zeroY())
       return e;
-  // The combine reads partial in the layout the call's GEMM2 writes.
+  // The combine reads partial in the layout the call's GEMM2 writes, which
+  // only the GEMM2 kernel tells.
+  if ((stages & kCombine) && !k.gemm2)
+    return makeError(ErrorCode::Internal,
+                     "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
   LaunchParams p2 = p;
   p2.partial_block_cols = k.gemm2 ? k.gemm2->partial_block_cols : 0;
   if (stages & kGemm2)

@@ -30,9 +30,13 @@ struct LaunchGeometry {
 
 LaunchGeometry launchGeometry(const MoeShape &shape, int64_t tokens, int tile_m);
 /// The scratch of one call; Combine::Fast needs no partial rows (GEMM2 adds
-/// into y), so `partial` is empty there.
+/// into y), so `partial` is empty there. `gemm2`: the call's GEMM2 config,
+/// whose layout of partial sizes it (rows by assignment, or blocked:
+/// moejit_abi::partial_block_offset); null: room for any GEMM2 (the tuner).
+/// Only partial's size depends on it: every offset is the same.
 WorkspaceLayout workspaceLayout(const MoeShape &shape, const LaunchGeometry &g,
-                                Combine combine = Combine::Deterministic);
+                                Combine combine = Combine::Deterministic,
+                                const codegen::TileConfig *gemm2 = nullptr);
 
 /// A loaded kernel and what the launch needs to know about it.
 struct LoadedKernel {

@@ -234,7 +234,11 @@ llvm::Error Tuner::enqueueStage(const GemmPlan &plan, int64_t tokens, unsigned s
   const runtime::LaunchParams p =
       runtime::launchParams(args(tokens), runtime::workspaceLayout(shape_, geo), geo);
   const Candidate *g1 = stages & runtime::kGemm1 ? find(GemmKind::Gemm1, plan.gemm1) : nullptr;
-  const Candidate *g2 = stages & runtime::kGemm2 ? find(GemmKind::Gemm2, plan.gemm2) : nullptr;
+  // The combine reads partial in the layout of the plan's GEMM2: it needs
+  // that kernel too.
+  const Candidate *g2 = stages & (runtime::kGemm2 | runtime::kCombine)
+                            ? find(GemmKind::Gemm2, plan.gemm2)
+                            : nullptr;
   const runtime::CallKernels kernels{routing_, g1 ? &g1->kernel : nullptr,
                                      g2 ? &g2->kernel : nullptr, combine_};
   return runtime::enqueueCall(shape_, kernels, plan, geo, p, stages, stream_);

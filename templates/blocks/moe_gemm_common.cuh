@@ -5,7 +5,9 @@
 //        h[row] = silu(x.gate) * (x.up)            (M = T*k, N = I, K = H)
 // GEMM2: rows of h times down of the expert, scaled by the routing weight
 //        and stored at the assignment's own row of `partial` (N = H, K = I),
-//        or added into the token's row of y (S::ADD_TO_Y, Combine::Fast).
+//        or in sorted order blocked by column tile (the staged
+//        warp-specialised kernels: moejit_abi::partial_block_offset), or
+//        added into the token's row of y (S::ADD_TO_Y, Combine::Fast).
 #pragma once
 
 #include "blocks/moe_common.cuh"

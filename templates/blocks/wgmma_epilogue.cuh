@@ -3,7 +3,7 @@
 // under S::ADD_TO_Y): straight from the
 // accumulators to global memory, or (warp-specialised kernels) staged in
 // shared memory and sent by bulk copies (one per row, or for GEMM2's
-// blocked partial one per warpgroup), which run on while the warpgroup
+// blocked partial one or two per warpgroup), which run on while the warpgroup
 // starts its next tile.
 #pragma once
 
@@ -14,7 +14,8 @@
 namespace moejit_dev {
 
 /// What GEMM2's epilogue needs of the two rows a thread holds (r0, r0 + 8):
-/// the assignment (row of partial) and routing weight. Loaded before the
+/// the assignment (its row of partial by assignment, or of y) and routing
+/// weight. Loaded before the
 /// main loop so that the epilogue waits on no memory.
 struct RowMeta {
   int assignment[2] = {0, 0};

@@ -26,7 +26,9 @@ template <class S> __device__ void combine(const LaunchParams &p) {
     T e[VEC];
   };
   float sum[VEC] = {};
-  const bool blocked = p.partial_block_cols != 0;
+  // Blocked partials come from the wgmma GEMM2s only (2-byte types: a
+  // 16-byte chunk is kPartialChunk elements); fp32 never reads one.
+  const bool blocked = sizeof(T) == 2 && p.partial_block_cols != 0;
   for (int j0 = 0; j0 < S::K; j0 += BATCH) {
     // The slots' sorted rows (-1: no local expert; the routing wrote one
     // for every assignment), then their partial rows: two batches of
@@ -41,7 +43,7 @@ template <class S> __device__ void combine(const LaunchParams &p) {
       if (row[j] >= 0) {
         const long long at =
             blocked ? partial_block_offset(row[j], c, S::H, p.partial_block_cols)
-                    : static_cast<long long>(t * S::K + j0 + j) * S::H + c;
+                    : (static_cast<long long>(t) * S::K + j0 + j) * S::H + c;
         in[j].v = *reinterpret_cast<const Vec16 *>(static_cast<const T *>(p.partial) + at);
       }
 #pragma unroll

@@ -14,7 +14,7 @@
 // fills the stages of the next tile. With STAGED, a warpgroup writes its
 // rows to shared memory and sends them by bulk copies that run on while it
 // starts the next tile (fewer stages fit beside the staging rows; GEMM2's
-// rows go to the blocked partial in one copy per warpgroup). Stages hand over through
+// rows go to the blocked partial in one or two copies per warpgroup). Stages hand over through
 // mbarriers (full: producer -> consumers, empty: consumers -> producer); there is no block-wide
 // barrier after the prologue.
 #pragma once
@@ -55,8 +55,8 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
   static constexpr int A_STAGE = BM * BK, B_STAGE = N * BK; // elements
   static constexpr int B_STAGE_BYTES = B_STAGE * 2;
   static constexpr bool STAGED = Tl::STAGED;
-  // GEMM2's staged rows go to partial blocked by BN columns, one bulk copy
-  // per warpgroup (moejit_abi::partial_block_offset; the host's
+  // GEMM2's staged rows go to partial blocked by BN columns, one or two
+  // bulk copies per warpgroup (moejit_abi::partial_block_offset; the host's
   // KernelSpec::blocksPartial, asserted in the generated unit); added into
   // y (S::ADD_TO_Y) they go row by row.
   static constexpr bool BLOCKS_PARTIAL = !Gemm1 && STAGED && !S::ADD_TO_Y;

@@ -3,7 +3,9 @@
 // list of GEMM row tiles; route_block does it all in one launch of one block
 // up to kRouteBlockMaxAssignments (decode steps and small batches), route_wide
 // in one launch over the grid up to kRouteWideMaxAssignments. Ids outside [0, E), or that the expert map sends
-// elsewhere, are skipped everywhere (expert_of).
+// elsewhere, are skipped everywhere (expert_of). Every path also writes each
+// assignment's sorted row, -1 for a skipped one (sorted_rows: the combine
+// reads through it).
 #pragma once
 
 #include "blocks/moe_common.cuh"
@@ -177,7 +179,8 @@ __device__ __forceinline__ void load_ids(const LaunchParams &p, int a0, int end,
 
 /// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
 /// that rows are grouped by expert and, within an expert, ordered by
-/// assignment index (a stable sort), and sorted_weights.
+/// assignment index (a stable sort), sorted_weights, and sorted_rows (-1
+/// for an assignment no local expert has).
 template <class S> __device__ void route_scatter(const LaunchParams &p) {
   __shared__ int next_row[S::E];
   const int lane = threadIdx.x;
