@@ -98,8 +98,9 @@ __device__ __forceinline__ int staged_copy_row() {
 /// warpgroup alone. SWIZZLED (GEMM2's blocked partial): rows at a pitch of
 /// exactly the output columns, 16-byte chunk c of staging row r at chunk
 /// moejit_abi::partial_block_chunk(key_row + r, c), the global layout's own
-/// (key_row: the sorted row of staging row 0), so that one copy sends them
-/// all; else rows of staging_pitch (16 bytes of padding: 32 banks).
+/// (key_row: the sorted row of staging row 0), so that a run of rows goes
+/// out in one copy; else rows of staging_pitch (16 bytes of padding: 32
+/// banks).
 template <class S, bool Gemm1, int N, bool SWIZZLED = false>
 __device__ __forceinline__ void write_staging(float (&acc)[N / 2], const RowMeta &m,
                                               typename S::T *staging, int barrier,
