@@ -135,10 +135,14 @@ constexpr int swap_staging_bytes(bool gemm2, int token_rows) {
 constexpr int kPartialChunk = 8;      // elements per 16-byte chunk of a 2-byte type
 constexpr int kPartialGroupRows = 64; // a consumer warpgroup's rows
 MOEJIT_ABI_FN bool blocks_partial(int block_cols) { return block_cols > 0 && block_cols % 64 == 0; }
+/// Columns of a row blocked by `block_cols`: H rounded up to whole tiles.
+MOEJIT_ABI_FN int partial_block_columns(int hidden, int block_cols) {
+  return (hidden + block_cols - 1) / block_cols * block_cols;
+}
 /// Element offset of the piece of sorted row `row` in the column tile that
 /// holds column `col`.
 MOEJIT_ABI_FN long long partial_block_row(long long row, int col, int hidden, int block_cols) {
-  const int tiles = (hidden + block_cols - 1) / block_cols;
+  const int tiles = partial_block_columns(hidden, block_cols) / block_cols;
   return ((row / kPartialGroupRows * tiles + col / block_cols) * kPartialGroupRows +
           row % kPartialGroupRows) *
          block_cols;
@@ -161,7 +165,7 @@ MOEJIT_ABI_FN long long partial_rows(long long rows) {
 MOEJIT_ABI_FN int partial_columns(int hidden) {
   int most = hidden;
   for (int bn = 64; bn <= 256; bn += 64) {
-    const int padded = (hidden + bn - 1) / bn * bn;
+    const int padded = partial_block_columns(hidden, bn);
     most = padded > most ? padded : most;
   }
   return most;

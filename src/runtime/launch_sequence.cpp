@@ -41,7 +41,7 @@ size_t partialElements(const MoeShape &shape, const LaunchGeometry &g, Combine c
   const codegen::KernelSpec spec{KernelKind::Gemm2, shape, *gemm2};
   if (!spec.blocksPartial())
     return static_cast<size_t>(g.assignments) * shape.hidden;
-  return rows * static_cast<size_t>((shape.hidden + gemm2->bn - 1) / gemm2->bn * gemm2->bn);
+  return rows * static_cast<size_t>(moejit_abi::partial_block_columns(shape.hidden, gemm2->bn));
 }
 } // namespace
 
