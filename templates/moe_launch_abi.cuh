@@ -72,10 +72,12 @@ constexpr int kRouteBlockMaxAssignments = 1024;
 /// kRouteBlockMaxExperts experts. Up to this many assignments each block
 /// counts every assignment itself (one launch, no block waits for
 /// another); past it the redundant counting (T*k ids and shared-memory
-/// adds per block) outgrows three launches (seed shape, ncu: 13 us against
-/// 22 at T*k = 16384, 18 against 23 at 32768, 27 against 27 at 65536), so
-/// route_count runs first and each block sums its per-block counts.
-constexpr int kRouteWideMaxAssignments = 32768;
+/// adds per block) costs more than a second launch: route_count runs
+/// first and each block sums its per-block counts. Measured (seed shape,
+/// H100, the routing alone as chained in a call, session 36): counting
+/// everything 15.3 us at T*k = 16384 against 16.0 with route_count, 20.7
+/// against 16.4 at 32768.
+constexpr int kRouteWideMaxAssignments = 16384;
 
 /// Warps (at most `most`) of a routing block that keeps one count per
 /// (expert, warp) and `tables` [E+1] tables of ints in static shared

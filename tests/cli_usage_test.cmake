@@ -66,7 +66,10 @@ foreach(case
     "cache list --fix|--fix"
     "warm --arch sm_90a --combine sloppy|--combine: sloppy not in {deterministic,fast,batch-invariant}"
     "bench --combine fast --combine quick|--combine: quick not in"
-    "bench --jit --combine fast|--jit excludes --combine")
+    "bench --jit --combine fast|--jit excludes --combine"
+    "bench --stages routing+gemm3|--stages: 'gemm3' is not a stage"
+    "bench --stages gemm1+|--stages: '' is not a stage"
+    "bench --jit --stages gemm1|--jit excludes --stages")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 command)
   list(GET case 1 pattern)

@@ -251,15 +251,17 @@ constexpr int64_t tailTokens(int experts, Routing mode = Routing::Tails) {
 
 // One-block routing ends at T*k = 1024 (kRouteBlockMaxAssignments); past
 // it one launch over the grid (route_wide) up to kRouteWideMaxAssignments
-// (32768), with 16 scatter warps per block at 64 experts and 4 at 1024;
-// past that, and past 1024 experts, routing takes three launches.
+// (16384), with 16 scatter warps per block at 64 experts and 4 at 1024;
+// past that route_count first (its per-block counts summed in passes of
+// 8 experts a warp: 1024 experts take 8), past 1024 experts three launches.
 INSTANTIATE_TEST_SUITE_P(
     RoutingPaths, MatchesReference,
     ::testing::Values(Case{8, 256, 128, 64, BF, 128}, Case{8, 256, 128, 64, BF, 129},
                       Case{6, 256, 128, 64, BF, 341},
                       Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
                       Case{2, 64, 32, 1024, BF, 1500},
-                      Case{8, 64, 32, 16, BF, 4096}, Case{8, 64, 32, 16, BF, 4097},
+                      Case{8, 64, 32, 16, BF, 2048}, Case{8, 64, 32, 16, BF, 2049},
+                      Case{2, 64, 32, 1024, BF, 9000},
                       Case{2, 64, 32, 1100, BF, 300},
                       Case{1, 256, 128, 64, BF, tailTokens(64), Routing::Tails},
                       Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails}),

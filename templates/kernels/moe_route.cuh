@@ -327,6 +327,47 @@ __host__ __device__ constexpr int route_wide_scatter_warps(int experts) {
   return warps_fitting(kRouteWideThreads / 32 < 16 ? kRouteWideThreads / 32 : 16, experts, 4);
 }
 
+/// route_wide after route_count: each expert's rows in the blocks before
+/// this one (`before`) and after it (`after`), summed from route_count's
+/// per-block counts, a warp per expert and a lane per block. A warp's
+/// experts are summed together, PER_PASS at a time: their loads go out in
+/// one batch (one L2 round trip per 32 blocks, not one per expert: a loop
+/// over experts that waited for each expert's loads was a third of
+/// route_wide's stall samples at T*k = 65536; H100, session 36).
+template <class S, int THREADS>
+__device__ __forceinline__ void sum_other_blocks(const LaunchParams &p, int *before, int *after) {
+  constexpr int WARPS = THREADS / 32, PER_PASS = 8;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int e0 = warp; e0 < S::E; e0 += WARPS * PER_PASS) {
+    int lower[PER_PASS] = {}, upper[PER_PASS] = {};
+    for (int b0 = 0; b0 < p.route_blocks; b0 += 32) {
+      const int b = b0 + lane;
+      int c[PER_PASS];
+#pragma unroll
+      for (int j = 0; j < PER_PASS; ++j) {
+        const int e = e0 + j * WARPS;
+        c[j] = e < S::E && b < p.route_blocks ? __ldcg(p.block_counts + e * p.route_blocks + b)
+                                               : 0;
+      }
+#pragma unroll
+      for (int j = 0; j < PER_PASS; ++j) {
+        lower[j] += b < static_cast<int>(blockIdx.x) ? c[j] : 0;
+        upper[j] += b > static_cast<int>(blockIdx.x) ? c[j] : 0;
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < PER_PASS; ++j) {
+      const int e = e0 + j * WARPS;
+      const int l = __reduce_add_sync(0xffffffffu, lower[j]);
+      const int u = __reduce_add_sync(0xffffffffu, upper[j]);
+      if (lane == 0 && e < S::E) {
+        before[e] = l;
+        after[e] = u;
+      }
+    }
+  }
+}
+
 /// Grid: route_blocks, block: kRouteWideThreads: the routing with no block
 /// waiting for another. Each block learns every expert's rows before its
 /// chunk and after it: up to kRouteWideMaxAssignments by counting all T*k
@@ -372,24 +413,8 @@ template <class S> __device__ void route_wide(const LaunchParams &p) {
       atomicAdd(slot, 1);
     }
   }
-  if (p.route_counted) {
-    // The other blocks' rows of each expert, a warp per expert: lanes sum
-    // the counts of blocks before this one and after it.
-    for (int e = warp; e < S::E; e += THREADS / 32) {
-      int lower = 0, upper = 0;
-      for (int b = lane; b < p.route_blocks; b += 32) {
-        const int c = p.block_counts[e * p.route_blocks + b];
-        lower += b < blockIdx.x ? c : 0;
-        upper += b > blockIdx.x ? c : 0;
-      }
-      lower = __reduce_add_sync(0xffffffffu, lower);
-      upper = __reduce_add_sync(0xffffffffu, upper);
-      if (lane == 0) {
-        before[e] = lower;
-        after[e] = upper;
-      }
-    }
-  }
+  if (p.route_counted)
+    sum_other_blocks<S, THREADS>(p, before, after);
   __syncthreads();
   for (int e = threadIdx.x; e < S::E; e += THREADS) {
     int rows = before[e] + after[e];

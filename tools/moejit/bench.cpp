@@ -1,7 +1,10 @@
 // moejit bench: each case is checked against a GPU reference on random data,
 // then timed with CUDA events: warm-up, then N runs each preceded by an L2
 // flush (a 512 MB memset outside the timed region); the median is reported
-// against the floor of DESIGN.md §2.
+// against the floor of DESIGN.md §2. --stages also times parts of a call
+// (routing, GEMMs, combine) on the workspace of the whole call before them,
+// interleaved with the whole call: where a call's time goes with the
+// launches chained as they run, which ncu (kernels one by one) cannot show.
 #include "cli.h"
 
 #include "codegen/tile_config.h"
@@ -39,9 +42,65 @@ constexpr size_t kFlushBytes = size_t{512} << 20;
 
 #define BENCH_CU(call) throwIfError(driver::check(driver::loaded().call, #call))
 
+constexpr std::pair<const char *, unsigned> kStageNames[] = {
+    {"routing", runtime::kRouting},
+    {"gemm1", runtime::kGemm1},
+    {"gemm2", runtime::kGemm2},
+    {"combine", runtime::kCombine},
+    {"all", runtime::kAllStages}};
+
+/// "routing+gemm1" -> the Stage mask; UsageError for an unknown name.
+unsigned parseStages(const std::string &text) {
+  unsigned mask = 0;
+  size_t from = 0;
+  for (;;) {
+    const size_t plus = text.find('+', from);
+    const std::string name = text.substr(from, plus == std::string::npos ? plus : plus - from);
+    const auto *it = std::find_if(std::begin(kStageNames), std::end(kStageNames),
+                                  [&](const auto &s) { return name == s.first; });
+    if (it == std::end(kStageNames))
+      throw UsageError("'" + name + "' is not a stage (routing, gemm1, gemm2, combine, all)");
+    mask |= it->second;
+    if (plus == std::string::npos)
+      return mask;
+    from = plus + 1;
+  }
+}
+
+/// The stage list of a mask, "+"-joined in call order.
+std::string stagesText(unsigned mask) {
+  if (mask == runtime::kAllStages)
+    return "all";
+  std::string text;
+  for (const auto &[name, bit] : kStageNames)
+    if (bit != runtime::kAllStages && (mask & bit))
+      text += (text.empty() ? "" : "+") + std::string(name);
+  return text;
+}
+
+/// One kernel set timed over some stages of its call.
+struct Timed {
+  const KernelSet *set;
+  unsigned stages = runtime::kAllStages;
+};
+
+/// One run of `t`'s stages: KernelSet::run for a whole call, else the
+/// stages alone on the workspace the last whole call left.
+void runStages(const Timed &t, const MoeArgs &a, CUstream stream) {
+  if (t.stages == runtime::kAllStages) {
+    t.set->run(a, stream);
+    return;
+  }
+  const auto *impl = dynamic_cast<const runtime::KernelSetImpl *>(t.set);
+  if (!impl)
+    throw Error(ErrorCode::InvalidArgument, "--stages needs moejit's own kernel sets");
+  throwIfError(impl->enqueue(a, stream, t.stages));
+}
+
 struct Result {
   BenchCase c;
   std::string config;
+  unsigned stages = runtime::kAllStages;
   double ms = 0, tflops = 0, tbps = 0, floor_ms = 0, error = 0;
   bool correct = false;
 };
@@ -108,10 +167,11 @@ double compare(const BenchCase &c, const DeviceBuffer &y, const std::vector<floa
                                 std::vector<double>(ref.begin(), ref.end()));
 }
 
-/// Checks each kernel set of `sets` on case `c`, then times them with their
-/// runs interleaved (A B A B ...) so that the card's clock drift hits them
-/// alike; one Result per set.
-std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const Arch &arch,
+/// Checks each kernel set of `sets` on case `c` (whole calls; a part of a
+/// call is not checked), then times them with their runs interleaved
+/// (A B A B ...) so that the card's clock drift hits them alike; one Result
+/// per entry.
+std::vector<Result> runCase(const std::vector<Timed> &sets, const Arch &arch,
                             std::map<std::string, Inputs> &pool, const BenchCase &c, int runs) {
   const MoeShape &s = c.shape;
   const int64_t T = c.tokens;
@@ -121,8 +181,8 @@ std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const Ar
   DeviceBuffer weights = DeviceBuffer::from(routing.weights);
   DeviceBuffer y(T * s.hidden * dtype_bytes(s.dtype));
   size_t workspace_bytes = 0;
-  for (const KernelSet *k : sets)
-    workspace_bytes = std::max(workspace_bytes, k->workspace_bytes(T));
+  for (const Timed &t : sets)
+    workspace_bytes = std::max(workspace_bytes, t.set->workspace_bytes(T));
   DeviceBuffer workspace(workspace_bytes);
   const MoeArgs a = testkit::moeArgs(in.x, in.gate_up, in.down, index, weights, y, T, workspace);
 
@@ -131,8 +191,11 @@ std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const Ar
   for (size_t j = 0; j < sets.size(); ++j) {
     Result &r = results[j];
     r.c = c;
+    r.stages = sets[j].stages;
+    if (r.stages != runtime::kAllStages)
+      continue;
     y.fill(0xff); // NaN in every dtype: an unwritten element fails the check
-    sets[j]->run(a, nullptr);
+    sets[j].set->run(a, nullptr);
     BENCH_CU(cuCtxSynchronize());
     if (reference.empty())
       reference = gpuReference(c, a, arch);
@@ -150,14 +213,14 @@ std::vector<Result> runCase(const std::vector<const KernelSet *> &sets, const Ar
     BENCH_CU(cuEventCreate(&stop[i], CU_EVENT_DEFAULT));
   }
   for (int i = 0; i < 5; ++i)
-    for (const KernelSet *k : sets)
-      k->run(a, stream);
+    for (const Timed &t : sets)
+      runStages(t, a, stream);
   for (int i = 0; i < runs; ++i)
     for (size_t j = 0; j < n; ++j) {
       BENCH_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(flush.get()), i & 0xff, kFlushBytes,
                                stream));
       BENCH_CU(cuEventRecord(start[i * n + j], stream));
-      sets[j]->run(a, stream);
+      runStages(sets[j], a, stream);
       BENCH_CU(cuEventRecord(stop[i * n + j], stream));
     }
   BENCH_CU(cuStreamSynchronize(stream));
@@ -266,6 +329,7 @@ struct BenchArgs {
   std::vector<int64_t> tokens;
   std::vector<std::string> configs;
   std::vector<std::string> combines; ///< empty: MOEJIT_COMBINE's mode only
+  std::vector<std::string> stages;   ///< parts of a call also timed ("routing+gemm1")
   std::string json;
   int runs = 50, processes = 5;
   bool compare_heuristic = false, jit = false;
@@ -318,6 +382,12 @@ int runBench(const BenchArgs &a) {
               rt.device_name().c_str(), rt.arch().c_str(), runs);
   std::printf("%-12s %6s %4s %9s %8s %7s %9s %7s %9s  %-3s %s\n", "case", "T", "E", "ms", "TFLOP/s",
               "TB/s", "floor ms", "%floor", "rel err", "ok", "config");
+  // The whole call first, then the parts asked for (runCase's order).
+  std::vector<unsigned> stage_masks{runtime::kAllStages};
+  for (const std::string &text : a.stages)
+    if (const unsigned mask = parseStages(text);
+        std::find(stage_masks.begin(), stage_masks.end(), mask) == stage_masks.end())
+      stage_masks.push_back(mask);
   std::map<std::string, Inputs> pool;
   std::vector<Result> results;
   bool all_correct = true;
@@ -338,13 +408,27 @@ int runBench(const BenchArgs &a) {
         sets.emplace_back(label(g.gemm1.suffix() + ":" + g.gemm2.suffix(), m),
                           withPlan(c, arch, g, m));
       }
-    std::vector<const KernelSet *> raw;
-    for (const auto &set : sets)
-      raw.push_back(set.second.get());
-    std::vector<Result> case_results = runCase(raw, arch, pool, c, runs);
-    for (size_t j = 0; j < sets.size(); ++j) {
+    // Each set's whole call, then its parts (--stages), which run on the
+    // workspace that call leaves: a part never follows another set's call.
+    std::vector<Timed> timed;
+    std::vector<std::string> labels;
+    for (const auto &[name, set] : sets)
+      for (const unsigned mask : stage_masks) {
+        timed.push_back({set.get(), mask});
+        labels.push_back(mask == runtime::kAllStages ? name : name + " " + stagesText(mask));
+      }
+    std::vector<Result> case_results = runCase(timed, arch, pool, c, runs);
+    for (size_t j = 0; j < timed.size(); ++j) {
       Result &r = case_results[j];
-      r.config = sets[j].first;
+      r.config = labels[j];
+      if (r.stages != runtime::kAllStages) {
+        // Not checked, and a part's floor is not the call's: its time only.
+        std::printf("%-12s %6lld %4d %9.4f %8s %7s %9s %7s %9s  %-3s %s\n", c.name.c_str(),
+                    static_cast<long long>(c.tokens), c.shape.experts, r.ms, "-", "-", "-", "-",
+                    "-", "-", r.config.c_str());
+        std::fflush(stdout);
+        continue;
+      }
       std::printf("%-12s %6lld %4d %9.4f %8.1f %7.2f %9.4f %6.1f%% %9.2e  %-3s %s\n",
                   c.name.c_str(), static_cast<long long>(c.tokens), c.shape.experts, r.ms, r.tflops,
                   r.tbps, r.floor_ms, 100 * r.floor_ms / r.ms, r.error, r.correct ? "yes" : "NO",
@@ -403,6 +487,14 @@ Command addBench(CLI::App &app, const std::string &self) {
           ->type_name("MODE")
           ->allow_extra_args(false)
           ->check(combineMode());
+  CLI::Option *stages =
+      cmd->add_option("--stages", a->stages,
+                      "also time these stages of each call alone (routing, gemm1, gemm2, "
+                      "combine, joined by +; repeatable), on the workspace of the whole call "
+                      "timed before them: not checked")
+          ->type_name("S+S")
+          ->allow_extra_args(false)
+          ->check(checkedBy([](const std::string &text) { parseStages(text); }, ""));
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
   CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE")
@@ -417,7 +509,7 @@ Command addBench(CLI::App &app, const std::string &self) {
       ->transform(integerText())
       ->check(CLI::Range(0, 1000))
       ->needs(jit);
-  for (CLI::Option *o : {tokens, config, combine, compare, json, runs})
+  for (CLI::Option *o : {tokens, config, combine, stages, compare, json, runs})
     o->excludes(jit);
   return {cmd, [a, self] {
             return a->jit ? runJitBench(shapesOf(a->shapes), a->processes, self) : runBench(*a);
