@@ -42,12 +42,11 @@ constexpr size_t kFlushBytes = size_t{512} << 20;
 
 #define BENCH_CU(call) throwIfError(driver::check(driver::loaded().call, #call))
 
-constexpr std::pair<const char *, unsigned> kStageNames[] = {
-    {"routing", runtime::kRouting},
-    {"gemm1", runtime::kGemm1},
-    {"gemm2", runtime::kGemm2},
-    {"combine", runtime::kCombine},
-    {"all", runtime::kAllStages}};
+constexpr std::pair<const char *, unsigned> kStageNames[] = {{"routing", runtime::kRouting},
+                                                             {"gemm1", runtime::kGemm1},
+                                                             {"gemm2", runtime::kGemm2},
+                                                             {"combine", runtime::kCombine},
+                                                             {"all", runtime::kAllStages}};
 
 /// "routing+gemm1" -> the Stage mask; UsageError for an unknown name.
 unsigned parseStages(const std::string &text) {
@@ -464,37 +463,39 @@ Command addBench(CLI::App &app, const std::string &self) {
                             ->allow_extra_args(false)
                             ->transform(integerText())
                             ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  // Repeatable options of one value per use, each checked as it is parsed.
+  auto repeatable = [cmd](const std::string &name, std::vector<std::string> &into,
+                          const std::string &help, const std::string &type,
+                          const CLI::Validator &check) {
+    return cmd->add_option(name, into, help)
+        ->type_name(type)
+        ->allow_extra_args(false)
+        ->check(check);
+  };
   CLI::Option *config =
-      cmd->add_option("--config", a->configs,
-                      "time this GEMM1:GEMM2 tile config pair instead of the planner's, e.g. "
-                      "bm128_bn64_s3_w2x2:bm64_bn64_s3_w2x2 (repeatable)")
-          ->type_name("G1:G2")
-          ->allow_extra_args(false)
-          ->check(checkedBy(
-              [](const std::string &text) {
-                const auto colon = text.find(':');
-                if (colon == std::string::npos)
-                  throw UsageError("'" + text + "' is not GEMM1:GEMM2");
-                unwrapOrThrow(codegen::parseTileConfig(text.substr(0, colon)));
-                unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)));
-              },
-              ""));
-  CLI::Option *combine =
-      cmd->add_option("--combine", a->combines,
-                      "time kernel sets of this combine mode (deterministic, fast, "
-                      "batch-invariant; repeatable: the modes are interleaved run by run); "
-                      "default: MOEJIT_COMBINE's")
-          ->type_name("MODE")
-          ->allow_extra_args(false)
-          ->check(combineMode());
-  CLI::Option *stages =
-      cmd->add_option("--stages", a->stages,
-                      "also time these stages of each call alone (routing, gemm1, gemm2, "
-                      "combine, joined by +; repeatable), on the workspace of the whole call "
-                      "timed before them: not checked")
-          ->type_name("S+S")
-          ->allow_extra_args(false)
-          ->check(checkedBy([](const std::string &text) { parseStages(text); }, ""));
+      repeatable("--config", a->configs,
+                 "time this GEMM1:GEMM2 tile config pair instead of the planner's, e.g. "
+                 "bm128_bn64_s3_w2x2:bm64_bn64_s3_w2x2 (repeatable)",
+                 "G1:G2",
+                 checkedBy(
+                     [](const std::string &text) {
+                       const auto colon = text.find(':');
+                       if (colon == std::string::npos)
+                         throw UsageError("'" + text + "' is not GEMM1:GEMM2");
+                       unwrapOrThrow(codegen::parseTileConfig(text.substr(0, colon)));
+                       unwrapOrThrow(codegen::parseTileConfig(text.substr(colon + 1)));
+                     },
+                     ""));
+  CLI::Option *combine = repeatable("--combine", a->combines,
+                                    "time kernel sets of this combine mode (deterministic, fast, "
+                                    "batch-invariant; repeatable: the modes are interleaved run "
+                                    "by run); default: MOEJIT_COMBINE's",
+                                    "MODE", combineMode());
+  CLI::Option *stages = repeatable(
+      "--stages", a->stages,
+      "also time these stages of each call alone (routing, gemm1, gemm2, combine, joined by +; "
+      "repeatable), on the workspace of the whole call timed before them: not checked",
+      "S+S", checkedBy([](const std::string &text) { parseStages(text); }, ""));
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
   CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE")
