@@ -182,9 +182,13 @@ TEST(Codegen, WarpSpecialisedConfigsTakeTheirTemplateAndTensorMap) {
     EXPECT_FALSE(static_cast<bool>(refused)) << bad;
     llvm::consumeError(refused.takeError());
   }
-  // Every other kind waits for the kernel before it (chained launches).
+  // The routing waits for the kernel before it in its entry (chained
+  // launches); the combine in its body, after its first loads.
   const std::string route = generateSource({KernelKind::RouteCount, kSeed, {}});
-  EXPECT_NE(route.find("griddep_wait();"), std::string::npos);
+  EXPECT_NE(route.find("{ griddep_wait();"), std::string::npos);
+  const std::string combine = generateSource({KernelKind::Combine, kSeed, {}});
+  EXPECT_EQ(combine.find("griddep_wait"), std::string::npos);
+  EXPECT_NE(combine.find("{  combine<S>(p); }"), std::string::npos);
 }
 
 TEST(Codegen, SwapAbConfigsTakeTheirTemplateAndSharedMemory) {

@@ -223,7 +223,11 @@ INSTANTIATE_TEST_SUITE_P(
     KAndExperts, MatchesReference,
     ::testing::Values(Case{1, 256, 128, 1, BF, 300}, Case{1, 256, 128, 8, BF, 300},
                       Case{6, 256, 128, 64, BF, 300}, Case{8, 256, 128, 128, BF, 300},
-                      Case{6, 512, 256, 64, FP16, 1000}, Case{8, 128, 64, 8, BF, 1000}),
+                      Case{6, 512, 256, 64, FP16, 1000}, Case{8, 128, 64, 8, BF, 1000},
+                      // k past the combine's batch of 8 slots, with a warp
+                      // of the combine holding one column of H (33 and 66
+                      // 16-byte lanes): its sorted rows come through lanes past H.
+                      Case{10, 264, 128, 64, BF, 300}, Case{10, 264, 128, 64, FP32, 100}),
     caseName);
 
 INSTANTIATE_TEST_SUITE_P(OddSizes, MatchesReference,
@@ -259,9 +263,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{8, 256, 128, 64, BF, 128}, Case{8, 256, 128, 64, BF, 129},
                       Case{6, 256, 128, 64, BF, 341},
                       Case{8, 256, 128, 16, BF, 9000, Routing::OutOfRange},
-                      Case{2, 64, 32, 1024, BF, 1500},
-                      Case{8, 64, 32, 16, BF, 2048}, Case{8, 64, 32, 16, BF, 2049},
-                      Case{2, 64, 32, 1024, BF, 9000},
+                      Case{2, 64, 32, 1024, BF, 1500}, Case{8, 64, 32, 16, BF, 2048},
+                      Case{8, 64, 32, 16, BF, 2049}, Case{2, 64, 32, 1024, BF, 9000},
                       Case{2, 64, 32, 1100, BF, 300},
                       Case{1, 256, 128, 64, BF, tailTokens(64), Routing::Tails},
                       Case{1, 264, 200, 64, FP16, tailTokens(64), Routing::Tails}),
@@ -643,8 +646,8 @@ TEST(Combine, BlockedPartialAtEveryGemm2Width) {
     for (const auto &[bn, stages] : gemm2s) {
       const runtime::GemmPlan blocked{gemm1, wsTile(bn, stages, true)};
       const runtime::GemmPlan by_row{gemm1, wsTile(bn, stages, false)};
-      ASSERT_TRUE((codegen::KernelSpec{codegen::KernelKind::Gemm2, p.shape, blocked.gemm2}
-                       .blocksPartial()));
+      ASSERT_TRUE((
+          codegen::KernelSpec{codegen::KernelKind::Gemm2, p.shape, blocked.gemm2}.blocksPartial()));
       for (Combine mode : kModes) {
         SCOPED_TRACE(blocked.gemm2.suffix() + ", combine " + combine_name(mode));
         p.usePlan(blocked, mode);

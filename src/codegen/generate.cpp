@@ -17,6 +17,7 @@ struct KindInfo {
   const char *function;     // device entry in namespace moejit_dev
   int threads;              // block size (fixed kinds; the GEMMs' come from the tile)
   const char *threads_name; // the moejit_abi constant the device code assumes
+  bool chains_itself = false; // waits for the kernel before it itself (griddep_wait)
 };
 
 KindInfo info(KernelKind kind) {
@@ -42,7 +43,7 @@ KindInfo info(KernelKind kind) {
     return {"gemm2", nullptr, nullptr, 0, nullptr};
   case KernelKind::Combine:
     return {"combine", "kernels/moe_combine.cuh", "combine<S>", moejit_abi::kCombineThreads,
-            "kCombineThreads"};
+            "kCombineThreads", true};
   case KernelKind::ReferenceH:
     return {"reference_h", "kernels/moe_reference.cuh", "reference_h<S>",
             moejit_abi::kReferenceThreads, "kReferenceThreads"};
@@ -67,7 +68,9 @@ const char *dtypeConstant(DType d) {
 
 /// Every kernel is launched with programmatic dependent launch: it waits
 /// for the kernel before it in the stream before touching memory, then lets
-/// the next one start its prologue.
+/// the next one start its prologue. Those that know what they may read
+/// before the wait place it themselves (the persistent GEMMs, the combine:
+/// KindInfo::chains_itself).
 constexpr const char *kChainedPrologue = "griddep_wait(); griddep_launch_dependents();";
 
 bool isGemm(KernelKind kind) { return kind == KernelKind::Gemm1 || kind == KernelKind::Gemm2; }
@@ -181,7 +184,8 @@ Unit unitOf(const KernelSpec &spec) {
                        k.threads_name, spec.threads());
     body += fmt::format("extern \"C\" __global__ void __launch_bounds__({}) "
                         "{}(const LaunchParams p) {{ {} {}(p); }}\n",
-                        spec.threads(), spec.name(), kChainedPrologue, k.function);
+                        spec.threads(), spec.name(), k.chains_itself ? "" : kChainedPrologue,
+                        k.function);
   }
   return {header, fmt::format("using namespace moejit_dev;\n"
                               "using S = Shape<{}, {}, {}, {}, {}{}>;\n",

@@ -238,35 +238,47 @@ __device__ __forceinline__ void load_experts(const LaunchParams &p, int a0, int 
     expert[j] = local_expert<S>(p, expert[j]);
 }
 
-/// Writes the sorted rows of assignments [begin, end), walked in order by
-/// one warp: assignment a of expert e goes to row next_row[e * stride],
-/// which then moves on (rows of one expert keep assignment order).
+/// Writes the sorted rows of the `BATCH` x 32 assignments from a0 (lane l
+/// holds a0 + 32*j + l's expert and weight; none from `end` on), walked in
+/// order by one warp: assignment a of expert e goes to row
+/// next_row[e * stride], which then moves on (rows of one expert keep
+/// assignment order).
+template <int BATCH>
+__device__ __forceinline__ void scatter_batch(const LaunchParams &p, int a0, int end,
+                                              const int (&expert)[BATCH],
+                                              const float (&weight)[BATCH], int *next_row,
+                                              int stride) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int j = 0; j < BATCH; ++j) {
+    const int e = expert[j];
+    const unsigned peers = __match_any_sync(0xffffffffu, e);
+    int row = 0;
+    if (e >= 0)
+      row = next_row[e * stride] + __popc(peers & lanemask_lt());
+    __syncwarp();
+    if (e >= 0) {
+      write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
+      if (lane == 31 - __clz(peers))
+        next_row[e * stride] += __popc(peers);
+    } else if (a0 + 32 * j + lane < end) {
+      write_unrouted(p, a0 + 32 * j + lane);
+    }
+    __syncwarp();
+  }
+}
+
+/// scatter_batch over assignments [begin, end), loading each batch's
+/// experts and weights.
 template <class S, int BATCH>
 __device__ __forceinline__ void scatter_in_order(const LaunchParams &p, int begin, int end,
                                                  int *next_row, int stride) {
-  const int lane = threadIdx.x & 31;
   for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
     int expert[BATCH];
     float weight[BATCH];
     load_experts<S, BATCH>(p, a0, end, expert);
     load_weights<S, BATCH>(p, a0, end, weight);
-#pragma unroll
-    for (int j = 0; j < BATCH; ++j) {
-      const int e = expert[j];
-      const unsigned peers = __match_any_sync(0xffffffffu, e);
-      int row = 0;
-      if (e >= 0)
-        row = next_row[e * stride] + __popc(peers & lanemask_lt());
-      __syncwarp();
-      if (e >= 0) {
-        write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
-        if (lane == 31 - __clz(peers))
-          next_row[e * stride] += __popc(peers);
-      } else if (a0 + 32 * j + lane < end) {
-        write_unrouted(p, a0 + 32 * j + lane);
-      }
-      __syncwarp();
-    }
+    scatter_batch(p, a0, end, expert, weight, next_row, stride);
   }
 }
 
@@ -287,21 +299,25 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
   const int total = p.tokens * S::K;
   const int chunk = (total + WARPS - 1) / WARPS;
   const int begin = min(warp * chunk, total), end = min(begin + chunk, total);
+  static_assert(kRouteBlockMaxAssignments <= WARPS * 32 * BATCH,
+                "route_block: a warp's chunk is one batch");
+  // A warp's whole chunk in one batch: its experts and routing weights
+  // load once, before the count, and stay in registers for the scatter
+  // (no second round trip to memory after the scan).
+  int expert[BATCH];
+  float weight[BATCH];
+  load_experts<S, BATCH>(p, begin, end, expert);
+  load_weights<S, BATCH>(p, begin, end, weight);
   for (int i = threadIdx.x; i < WARPS * S::E; i += THREADS)
     counts[i] = 0;
   __syncthreads();
-  // Count: warp by warp over its own chunk, one shared add per expert seen
-  // in each 32 assignments.
-  for (int a0 = begin; a0 < end; a0 += 32 * BATCH) {
-    int expert[BATCH];
-    load_experts<S, BATCH>(p, a0, end, expert);
+  // Count: one shared add per expert seen in each 32 assignments.
 #pragma unroll
-    for (int j = 0; j < BATCH; ++j) {
-      const unsigned peers = __match_any_sync(0xffffffffu, expert[j]);
-      if (expert[j] >= 0 && lane == __ffs(peers) - 1)
-        counts[expert[j] * WARPS + warp] += __popc(peers);
-      __syncwarp(); // the next group of this warp may add to the same count
-    }
+  for (int j = 0; j < BATCH; ++j) {
+    const unsigned peers = __match_any_sync(0xffffffffu, expert[j]);
+    if (expert[j] >= 0 && lane == __ffs(peers) - 1)
+      counts[expert[j] * WARPS + warp] += __popc(peers);
+    __syncwarp(); // the next group of this warp may add to the same count
   }
   __syncthreads();
   const int rows = block_exclusive_scan<THREADS>(counts, WARPS * S::E);
@@ -317,7 +333,7 @@ template <class S> __device__ void route_block(const LaunchParams &p) {
   write_tile_list<S, THREADS>(p, offsets, tile_start);
   // Scatter: each warp walks its chunk in order from its scanned bases
   // (only warp w touches counts[*][w]).
-  scatter_in_order<S, BATCH>(p, begin, end, counts + warp, WARPS);
+  scatter_batch(p, begin, end, expert, weight, counts + warp, WARPS);
 }
 
 /// Warps of route_wide that walk a block's chunk in the scatter: at most
