@@ -177,6 +177,36 @@ __device__ __forceinline__ void load_ids(const LaunchParams &p, int a0, int end,
   load_lane_batch(a0, end, -1, [&](int a) { return routed_id(p, a); }, id);
 }
 
+/// Writes the sorted rows of the `BATCH` x 32 assignments from a0 (lane l
+/// holds a0 + 32*j + l's expert and weight; none from `end` on), walked in
+/// order by one warp: assignment a of expert e goes to row
+/// next_row[e * stride], which then moves on (rows of one expert keep
+/// assignment order).
+template <int BATCH>
+__device__ __forceinline__ void scatter_batch(const LaunchParams &p, int a0, int end,
+                                              const int (&expert)[BATCH],
+                                              const float (&weight)[BATCH], int *next_row,
+                                              int stride) {
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int j = 0; j < BATCH; ++j) {
+    const int e = expert[j];
+    const unsigned peers = __match_any_sync(0xffffffffu, e);
+    int row = 0;
+    if (e >= 0)
+      row = next_row[e * stride] + __popc(peers & lanemask_lt());
+    __syncwarp();
+    if (e >= 0) {
+      write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
+      if (lane == 31 - __clz(peers))
+        next_row[e * stride] += __popc(peers);
+    } else if (a0 + 32 * j + lane < end) {
+      write_unrouted(p, a0 + 32 * j + lane);
+    }
+    __syncwarp();
+  }
+}
+
 /// Grid: route_blocks, block: one warp. Writes sorted_ids[row] = t*k+j so
 /// that rows are grouped by expert and, within an expert, ordered by
 /// assignment index (a stable sort), sorted_weights, and sorted_rows (-1
@@ -207,23 +237,7 @@ template <class S> __device__ void route_scatter(const LaunchParams &p) {
   for (int i = 0; i < kPerLane; ++i)
     expert[i] = local_expert<S>(p, expert[i]);
   __syncwarp();
-#pragma unroll
-  for (int i = 0; i < kPerLane; ++i) {
-    const int e = expert[i];
-    const unsigned peers = __match_any_sync(0xffffffffu, e);
-    int row = 0;
-    if (e >= 0)
-      row = next_row[e] + __popc(peers & lanemask_lt());
-    __syncwarp();
-    if (e >= 0) {
-      write_sorted_row(p, row, begin + i * 32 + lane, weight[i]);
-      if (lane == 31 - __clz(peers))
-        next_row[e] += __popc(peers);
-    } else if (begin + i * 32 + lane < total) {
-      write_unrouted(p, begin + i * 32 + lane);
-    }
-    __syncwarp();
-  }
+  scatter_batch(p, begin, total, expert, weight, next_row, 1);
 }
 
 /// Local experts of `BATCH` x 32 consecutive assignments from a0 (lane l
@@ -236,36 +250,6 @@ __device__ __forceinline__ void load_experts(const LaunchParams &p, int a0, int 
 #pragma unroll
   for (int j = 0; j < BATCH; ++j)
     expert[j] = local_expert<S>(p, expert[j]);
-}
-
-/// Writes the sorted rows of the `BATCH` x 32 assignments from a0 (lane l
-/// holds a0 + 32*j + l's expert and weight; none from `end` on), walked in
-/// order by one warp: assignment a of expert e goes to row
-/// next_row[e * stride], which then moves on (rows of one expert keep
-/// assignment order).
-template <int BATCH>
-__device__ __forceinline__ void scatter_batch(const LaunchParams &p, int a0, int end,
-                                              const int (&expert)[BATCH],
-                                              const float (&weight)[BATCH], int *next_row,
-                                              int stride) {
-  const int lane = threadIdx.x & 31;
-#pragma unroll
-  for (int j = 0; j < BATCH; ++j) {
-    const int e = expert[j];
-    const unsigned peers = __match_any_sync(0xffffffffu, e);
-    int row = 0;
-    if (e >= 0)
-      row = next_row[e * stride] + __popc(peers & lanemask_lt());
-    __syncwarp();
-    if (e >= 0) {
-      write_sorted_row(p, row, a0 + 32 * j + lane, weight[j]);
-      if (lane == 31 - __clz(peers))
-        next_row[e * stride] += __popc(peers);
-    } else if (a0 + 32 * j + lane < end) {
-      write_unrouted(p, a0 + 32 * j + lane);
-    }
-    __syncwarp();
-  }
 }
 
 /// scatter_batch over assignments [begin, end), loading each batch's
