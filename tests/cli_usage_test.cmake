@@ -69,7 +69,8 @@ foreach(case
     "bench --jit --combine fast|--jit excludes --combine"
     "bench --stages routing+gemm3|--stages: 'gemm3' is not a stage"
     "bench --stages gemm1+|--stages: '' is not a stage"
-    "bench --jit --stages gemm1|--jit excludes --stages")
+    "bench --jit --stages gemm1|--jit excludes --stages"
+    "bench --stages routing+combine|--stages: 'routing\\+combine': the combine cannot follow the routing directly")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 command)
   list(GET case 1 pattern)

@@ -308,6 +308,12 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if ((stages & kCombine) && !k.gemm2)
     return makeError(ErrorCode::Internal,
                      "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
+  // The combine loads sorted rows before it waits for the kernel before it
+  // (kernels/moe_combine.cuh), which must therefore have started after the
+  // routing completed: a GEMM, never the routing itself.
+  if ((stages & kCombine) && (stages & kRouting) && !(stages & (kGemm1 | kGemm2)))
+    return makeError(ErrorCode::Internal,
+                     "enqueueCall: the combine cannot follow the routing directly");
   LaunchParams p2 = p;
   p2.partial_block_cols = k.gemm2 ? k.gemm2->partial_block_cols : 0;
   if (stages & kGemm2)

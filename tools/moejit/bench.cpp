@@ -61,9 +61,15 @@ unsigned parseStages(const std::string &text) {
       throw UsageError("'" + name + "' is not a stage (routing, gemm1, gemm2, combine, all)");
     mask |= it->second;
     if (plus == std::string::npos)
-      return mask;
+      break;
     from = plus + 1;
   }
+  // enqueueCall's rule: the combine reads the routing's sorted rows before
+  // it waits, so it never runs straight after the routing.
+  if ((mask & runtime::kRouting) && (mask & runtime::kCombine) &&
+      !(mask & (runtime::kGemm1 | runtime::kGemm2)))
+    throw UsageError("'" + text + "': the combine cannot follow the routing directly");
+  return mask;
 }
 
 /// The stage list of a mask, "+"-joined in call order.
