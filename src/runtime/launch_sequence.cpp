@@ -271,6 +271,10 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 
 } // namespace
 
+bool stagesChainSafely(unsigned stages) {
+  return !((stages & kCombine) && (stages & kRouting) && !(stages & (kGemm1 | kGemm2)));
+}
+
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
                         const LaunchGeometry &geo, const LaunchParams &p, unsigned stages,
                         CUstream stream) {
@@ -308,10 +312,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if ((stages & kCombine) && !k.gemm2)
     return makeError(ErrorCode::Internal,
                      "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
-  // The combine loads sorted rows before it waits for the kernel before it
-  // (kernels/moe_combine.cuh), which must therefore have started after the
-  // routing completed: a GEMM, never the routing itself.
-  if ((stages & kCombine) && (stages & kRouting) && !(stages & (kGemm1 | kGemm2)))
+  if (!stagesChainSafely(stages))
     return makeError(ErrorCode::Internal,
                      "enqueueCall: the combine cannot follow the routing directly");
   LaunchParams p2 = p;

@@ -137,6 +137,12 @@ enum Stage : unsigned {
   kAllStages = kRouting | kGemm1 | kGemm2 | kCombine
 };
 
+/// Whether `stages` (Stage) may be enqueued together: the combine loads
+/// sorted rows before it waits for the kernel before it
+/// (kernels/moe_combine.cuh), so that kernel must have started after the
+/// routing completed: a GEMM, never the routing itself.
+bool stagesChainSafely(unsigned stages);
+
 /// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`
 /// holds; only those of the stages asked for are needed) at `geometry`:
 /// routing (route_block or route_wide by the assignments, route_wide after

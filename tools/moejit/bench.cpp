@@ -64,10 +64,7 @@ unsigned parseStages(const std::string &text) {
       break;
     from = plus + 1;
   }
-  // enqueueCall's rule: the combine reads the routing's sorted rows before
-  // it waits, so it never runs straight after the routing.
-  if ((mask & runtime::kRouting) && (mask & runtime::kCombine) &&
-      !(mask & (runtime::kGemm1 | runtime::kGemm2)))
+  if (!runtime::stagesChainSafely(mask)) // enqueueCall would refuse them
     throw UsageError("'" + text + "': the combine cannot follow the routing directly");
   return mask;
 }
