@@ -70,7 +70,8 @@ foreach(case
     "bench --stages routing+gemm3|--stages: 'gemm3' is not a stage"
     "bench --stages gemm1+|--stages: '' is not a stage"
     "bench --jit --stages gemm1|--jit excludes --stages"
-    "bench --stages routing+combine|--stages: 'routing\\+combine': the combine cannot follow the routing directly")
+    "bench --stages routing+combine|--stages: 'routing\\+combine': only gemm1 can follow the routing directly"
+    "bench --stages routing+gemm2|--stages: 'routing\\+gemm2': only gemm1 can follow the routing directly")
   string(REPLACE "|" ";" case "${case}")
   list(GET case 0 command)
   list(GET case 1 pattern)

@@ -1,6 +1,7 @@
 #include "common/arch.h"
 #include "common/error.h"
 #include "runtime/kernel_set.h"
+#include "runtime/launch_sequence.h"
 #include "runtime/planner.h"
 
 #include <gtest/gtest.h>
@@ -45,6 +46,22 @@ TEST(Planner, WorkspaceCoversWorstRouting) {
   EXPECT_GE(w.partial - w.h, size_t(8000) * 768 * 2);
   EXPECT_EQ(w.block_counts % 256, 0u);
   EXPECT_EQ(w.h % 256, 0u);
+}
+
+// The combine and the persistent GEMM2 read what the routing wrote before
+// they wait for the kernel before them: that kernel is GEMM1, never the
+// routing.
+TEST(Planner, OnlyGemm1FollowsTheRouting) {
+  EXPECT_TRUE(stagesChainSafely(kAllStages));
+  EXPECT_TRUE(stagesChainSafely(kRouting));
+  EXPECT_TRUE(stagesChainSafely(kRouting | kGemm1));
+  EXPECT_TRUE(stagesChainSafely(kRouting | kGemm1 | kCombine));
+  EXPECT_TRUE(stagesChainSafely(kGemm2 | kCombine));
+  EXPECT_TRUE(stagesChainSafely(kGemm2));
+  EXPECT_TRUE(stagesChainSafely(kCombine));
+  EXPECT_FALSE(stagesChainSafely(kRouting | kGemm2));
+  EXPECT_FALSE(stagesChainSafely(kRouting | kCombine));
+  EXPECT_FALSE(stagesChainSafely(kRouting | kGemm2 | kCombine));
 }
 
 TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {

@@ -272,7 +272,7 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 } // namespace
 
 bool stagesChainSafely(unsigned stages) {
-  return !((stages & kCombine) && (stages & kRouting) && !(stages & (kGemm1 | kGemm2)));
+  return !(stages & kRouting) || (stages & kGemm1) || !(stages & (kGemm2 | kCombine));
 }
 
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
@@ -314,7 +314,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
                      "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
   if (!stagesChainSafely(stages))
     return makeError(ErrorCode::Internal,
-                     "enqueueCall: the combine cannot follow the routing directly");
+                     "enqueueCall: only GEMM1 can follow the routing directly");
   LaunchParams p2 = p;
   p2.partial_block_cols = k.gemm2 ? k.gemm2->partial_block_cols : 0;
   if (stages & kGemm2)

@@ -137,10 +137,12 @@ enum Stage : unsigned {
   kAllStages = kRouting | kGemm1 | kGemm2 | kCombine
 };
 
-/// Whether `stages` (Stage) may be enqueued together: the combine loads
-/// sorted rows before it waits for the kernel before it
-/// (kernels/moe_combine.cuh), so that kernel must have started after the
-/// routing completed: a GEMM, never the routing itself.
+/// Whether `stages` (Stage) may be enqueued together: what follows the
+/// routing is GEMM1. The combine loads sorted rows (kernels/moe_combine.cuh)
+/// and the persistent GEMM2 its first tile (ws_pipeline.cuh,
+/// warm_first_tile) before they wait for the kernel before them, so that
+/// kernel must have started after the routing completed: GEMM1, which
+/// waits for it, never the routing itself.
 bool stagesChainSafely(unsigned stages);
 
 /// The `stages` of a call with GEMM configs `plan` (whose kernels `kernels`

@@ -92,6 +92,33 @@ template <int BM, int BN, int COL_TILES> struct TileWalk {
     n0 = (t % COL_TILES) * BN;
     return row_tile_at<BM>(p, t / COL_TILES);
   }
+
+  /// The expert and n0 of the CTA's first tile (blockIdx.x: TileClaims)
+  /// before the kernel waits for the one before it (warm_first_tile);
+  /// false where there is none to tell. LIST_READY (GEMM2): as the
+  /// routing's list has it, read from L2: GEMM2 starts only once GEMM1 has
+  /// waited for the routing (stagesChainSafely: never straight after it).
+  /// Otherwise (GEMM1 starts while the routing runs) a guess from T*k/E
+  /// rows per expert, whose row tiles number rows/BM plus half a tile on
+  /// average (the ceiling) once they fill more than half of one.
+  template <class S, bool LIST_READY>
+  static __device__ __forceinline__ bool first_tile(const LaunchParams &p, int &expert, int &n0) {
+    if constexpr (BANDED)
+      return false;
+    const int t = blockIdx.x;
+    n0 = (t % COL_TILES) * BN;
+    const int row_tile = t / COL_TILES;
+    if constexpr (LIST_READY) {
+      const int split = p.tile_m / BM;
+      if (row_tile >= __ldcg(p.num_tiles) * split)
+        return false;
+      expert = __ldcg(&p.tiles[row_tile / split].expert);
+    } else {
+      const long long rows = static_cast<long long>(p.tokens) * S::K / S::E;
+      expert = static_cast<int>(row_tile * 2ll * BM / max(2ll * BM, 2 * rows + BM));
+    }
+    return expert >= 0 && expert < S::E;
+  }
 };
 
 /// The tile a stage starts, written by the producer beside that stage once
@@ -169,19 +196,36 @@ __device__ __forceinline__ bool next_ticket(unsigned long long *full, const Tile
   return tile.valid;
 }
 
+/// Thread 0 of a persistent GEMM, before the kernel waits for the one
+/// before it: sends the weight boxes of the first k-tiles (as many as the
+/// stages hold) of the CTA's first tile (Walk::first_tile) to L2, so that
+/// the weight stream starts under the routing's or GEMM1's tail and the
+/// first stages fill from L2 once the wait ends. The weights are no
+/// kernel's output; a wrong guess costs only DRAM time the wait left idle.
+template <class S, class Walk, bool LIST_READY, int KT, int STAGES, class Load>
+__device__ __forceinline__ void warm_first_tile(const LaunchParams &p, const Load &load) {
+  int expert, n0;
+  if (!Walk::template first_tile<S, LIST_READY>(p, expert, n0))
+    return;
+#pragma unroll 1
+  for (int kt = 0; kt < min(KT, STAGES); ++kt)
+    load.prefetch(kt * 64, n0, expert);
+}
+
 /// The prologue of a persistent GEMM: refuses a shared-memory window off
 /// the 1024-byte grid (wgmma would read a wrong swizzle), sets up the stage
-/// barriers and prefetches the tensor maps, all overlapping the previous
-/// kernel's tail (programmatic dependent launch: nothing here reads what an
-/// earlier kernel wrote); then waits for that kernel and lets the next
-/// start. A full barrier counts the producer thread's arrival (with the
-/// bytes its boxes bring) and, unless the token rows come by TMA
-/// (ROWS_BY_TMA), every producer thread's cp.async arrival; an empty one an
-/// arrival per consumer warpgroup.
-template <int STAGES, bool ROWS_BY_TMA>
+/// barriers, prefetches the tensor maps and runs `early` on thread 0
+/// (warm_first_tile), all overlapping the previous kernel's tail
+/// (programmatic dependent launch: nothing here reads what the previous
+/// kernel writes); then waits for that kernel and lets the next start. A
+/// full barrier counts the producer thread's arrival (with the bytes its
+/// boxes bring) and, unless the token rows come by TMA (ROWS_BY_TMA), every
+/// producer thread's cp.async arrival; an empty one an arrival per consumer
+/// warpgroup.
+template <int STAGES, bool ROWS_BY_TMA, class Early>
 __device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long *full,
                                             unsigned long long *empty, const TensorMap *weights,
-                                            const TensorMap *rows) {
+                                            const TensorMap *rows, const Early &early) {
   if ((smem_addr(smem) & 1023) != 0)
     __trap();
   if (threadIdx.x == 0) {
@@ -193,6 +237,7 @@ __device__ __forceinline__ void ws_prologue(const void *smem, unsigned long long
     prefetch_tensor_map(weights);
     if constexpr (ROWS_BY_TMA)
       prefetch_tensor_map(rows);
+    early();
   }
   __syncthreads();
   griddep_wait();

@@ -109,6 +109,13 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
       else
         tma_load_3d(w + stage * W_STAGE, map, bar, k0, n0, expert);
     }
+    /// The same box into L2 (warm_first_tile).
+    __device__ __forceinline__ void prefetch(int k0, int n0, int expert) const {
+      if constexpr (Gemm1)
+        tma_prefetch(map, k0, 0, 0, n0 / 8, expert);
+      else
+        tma_prefetch(map, k0, n0, expert);
+    }
   };
   // GEMM1 gathers only the tile's rows: the stage's rows past them keep an
   // older tile's values, which reach only their own token columns of the
@@ -128,8 +135,10 @@ template <class S, class Tl, bool Gemm1> struct SwapGemm {
                                                      STAGING_BYTES);
     sm.empty = sm.full + STAGES;
     sm.tickets = reinterpret_cast<TileTicket *>(sm.empty + STAGES);
-    ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const LoadWeights load{weights, sm.w};
+    ws_prologue<STAGES, X_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows, [&] {
+      warm_first_tile<S, Walk, /*LIST_READY=*/!Gemm1, KT, STAGES>(p, load);
+    });
     // The producer counts the tiles after its register budget is set: a
     // value carried across setmaxnreg went to local memory in the 256-row
     // GEMM1.

@@ -103,6 +103,15 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
         tma_load_3d(dst, map, bar, k0, n0, expert);
       }
     }
+    /// The same boxes into L2 (warm_first_tile).
+    __device__ __forceinline__ void prefetch(int k0, int n0, int expert) const {
+      if constexpr (Gemm1) {
+        tma_prefetch(map, k0, n0, 0, expert);
+        tma_prefetch(map, k0, n0, 1, expert);
+      } else {
+        tma_prefetch(map, k0, n0, expert);
+      }
+    }
   };
   using Producer = WsProducer<S, Walk, STAGES, BM, KT, B_STAGE_BYTES>;
 
@@ -118,8 +127,10 @@ template <class S, class Tl, bool Gemm1> struct WsGemm {
     sm.full = reinterpret_cast<unsigned long long *>(sm.staging + STAGING);
     sm.empty = sm.full + STAGES;
     sm.tickets = reinterpret_cast<TileTicket *>(sm.empty + STAGES);
-    ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows);
     const LoadWeights load{weights, sm.b};
+    ws_prologue<STAGES, A_BY_TMA>(smem_raw, sm.full, sm.empty, weights, rows, [&] {
+      warm_first_tile<S, Walk, /*LIST_READY=*/!Gemm1, KT, STAGES>(p, load);
+    });
     ws_roles(
         [&] {
           Producer::template produce<A_BY_TMA>(p, rows, sm.a, sm.full, sm.empty, sm.tickets,

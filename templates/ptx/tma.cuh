@@ -1,7 +1,8 @@
 // TMA (sm_90): bulk tensor copies global -> shared described by a tensor map
 // the host encodes (cuTensorMapEncodeTiled) and passes as a
 // __grid_constant__ kernel parameter. Completion is counted in bytes on an
-// mbarrier (ptx/mbarrier.cuh).
+// mbarrier (ptx/mbarrier.cuh). A prefetch brings the same box into L2 only:
+// nothing waits for it, nothing is written.
 #pragma once
 
 #include "ptx/smem.cuh"
@@ -58,6 +59,33 @@ __device__ __forceinline__ void tma_load_5d(void *dst, const TensorMap *map,
                "l"(reinterpret_cast<unsigned long long>(map)), "r"(smem_addr(bar)), "r"(c0),
                "r"(c1), "r"(c2), "r"(c3), "r"(c4)
                : "memory");
+}
+
+/// The box at (c0, c1, c2) of a 3-D map into L2.
+__device__ __forceinline__ void tma_prefetch(const TensorMap *map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+/// The box at (c0, c1, c2, c3) of a 4-D map into L2.
+__device__ __forceinline__ void tma_prefetch(const TensorMap *map, int c0, int c1, int c2,
+                                             int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                   reinterpret_cast<unsigned long long>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
+/// The box at (c0, c1, c2, c3, c4) of a 5-D map into L2.
+__device__ __forceinline__ void tma_prefetch(const TensorMap *map, int c0, int c1, int c2, int c3,
+                                             int c4) {
+  asm volatile(
+      "cp.async.bulk.prefetch.tensor.5d.L2.global.tile [%0, {%1, %2, %3, %4, %5}];\n" ::"l"(
+          reinterpret_cast<unsigned long long>(map)),
+      "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4)
+      : "memory");
 }
 
 } // namespace moejit_dev

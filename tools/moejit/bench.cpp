@@ -65,7 +65,7 @@ unsigned parseStages(const std::string &text) {
     from = plus + 1;
   }
   if (!runtime::stagesChainSafely(mask)) // enqueueCall would refuse them
-    throw UsageError("'" + text + "': the combine cannot follow the routing directly");
+    throw UsageError("'" + text + "': only gemm1 can follow the routing directly");
   return mask;
 }
 
