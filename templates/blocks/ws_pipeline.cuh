@@ -348,7 +348,7 @@ struct WsProducer {
   /// GEMM1 only (x rows, K = H): the 128 threads of the producer warpgroup
   /// gather the tiles' x rows with cp.async (zero-filled past K, and past
   /// the tile's rows unless TOKENS_AS_N: the full barriers count 128 + 1
-  /// arrivals); thread 0 sends the weights. The issue rate of these four
+  /// arrivals); thread 96 (warp 3) sends the weights. The issue rate of these four
   /// warps bounds a stage's time, so a row costs two instructions per
   /// stage: its address (the token's row times H plus the stage's column)
   /// and its copy. Thread tid copies chunk tid % 8 of rows tid / 8 + 16 i;
@@ -409,7 +409,10 @@ struct WsProducer {
         if (tid == 0 && kt == 0)
           tickets[ring.stage] = ticket;
         const int k = kt * BK + ch * 8;
-        if (tid == 0) {
+        // Warp 3 sends the weights: thread 0 already claims tiles and
+        // writes tickets, and a stage's time is its slowest warp's issue
+        // (session 37: -0.25% at T=4096 and 8192 against thread 0).
+        if (tid == 96) {
           mbar_arrive_expect_tx(&full[ring.stage], WEIGHT_BYTES);
           load(ring.stage, kt * BK, ticket.n0, ticket.expert, &full[ring.stage]);
         }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Session 37, call 3: on an H200 the done-when bench of the head (46050a9,
+# build-gpu/moejit-base) on a cold card first; then GEMM2 on GEMM1's
+# written rows (signals_rows, build-gpu/moejit): the reference suites with
+# debug pipelines (a wait that never ends traps after 10 s), memcheck, and
+# the A/B against 46050a9.
+source "$(dirname "$0")/../../round_env.sh"
+trap finish_round EXIT
+nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$logs/smi.txt" 2>&1
+cat "$logs/smi.txt" >> "$summary"
+if grep -q H200 "$logs/smi.txt"; then
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/moejit-base bench --json "$out/bench.json" > "$logs/bench.log" 2>&1
+  echo "seed bench (head) rc=$?" >> "$summary"
+  grep -E ' (yes|NO) ' "$logs/bench.log" >> "$summary"
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit-base bench --combine fast --tokens 8192 --runs 30 > "$logs/fast.log" 2>&1
+  grep -E " (yes|NO) " "$logs/fast.log" >> "$summary"
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit-base bench --shape k=2,hidden=4096,intermediate=14336,experts=8 --tokens 4096 --runs 20 > "$logs/mixtral.log" 2>&1
+  grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
+fi
+MOEJIT_DEBUG_PIPELINES=1 gpu_suite runtime_ref runtime_gpu_test 200 \
+  --gtest_filter='Seed/*:Tokens/*:KAndExperts/*:Routings/*:RoutingPaths/*:OddSizes/*:Runtime.*'
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 compute-sanitizer --tool memcheck --print-limit 5 ./$b/moejit bench \
+  --tokens 300 --tokens 2100 --runs 1 > "$logs/memcheck.log" 2>&1
+echo "memcheck rc=$? $(grep -E 'ERROR SUMMARY' "$logs/memcheck.log")" >> "$summary"
+ab_interleaved "moejit moejit-base" "seed|128 512 2048 4096 8192;k=8,hidden=2048,intermediate=768,experts=8|8192;k=8,hidden=4096,intermediate=1536,experts=128|2048"
