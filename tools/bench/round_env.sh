@@ -67,6 +67,25 @@ ab_interleaved() {
   grep "^ab" "$out/ab/summary.txt" >> "$summary"
 }
 
+# The card's name into the summary; on an H200 the done-when
+# figures of build-gpu/BIN ($1) on a cold card, before anything else runs:
+# the 13 seed cases ($OUT/bench.json), the headline in fast mode, mixtral
+# at T=4096 (without $2 = nomixtral). Other cards run nothing here.
+card_and_done_when() {
+  nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$logs/smi.txt" 2>&1
+  cat "$logs/smi.txt" >> "$summary"
+  grep -q H200 "$logs/smi.txt" || return 0
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/$1 bench --json "$out/bench.json" > "$logs/bench.log" 2>&1
+  echo "seed bench ($1) rc=$?" >> "$summary"
+  grep -E ' (yes|NO) ' "$logs/bench.log" >> "$summary"
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/$1 bench --combine fast --tokens 8192 --runs 30 > "$logs/fast.log" 2>&1
+  grep -E " (yes|NO) " "$logs/fast.log" >> "$summary"
+  [ "${2:-}" = nomixtral ] && return 0
+  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/$1 bench --shape k=2,hidden=4096,intermediate=14336,experts=8 \
+    --tokens 4096 --runs 20 > "$logs/mixtral.log" 2>&1
+  grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
+}
+
 # Packs the logs into $OUT/logs.tar.gz and prints the summary.
 finish_round() {
   tar czf "$out/logs.tar.gz" -C "$logs" .

@@ -4,17 +4,7 @@
 # k-tiles) A/B with 501442b, and the head's stage split at T=128 / 2048.
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$logs/smi.txt" 2>&1
-cat "$logs/smi.txt" >> "$summary"
-if grep -q H200 "$logs/smi.txt"; then
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/moejit bench --json "$out/bench.json" > "$logs/bench.log" 2>&1
-  echo "seed bench (head) rc=$?" >> "$summary"
-  grep -E ' (yes|NO) ' "$logs/bench.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit bench --combine fast --tokens 8192 --runs 30 > "$logs/fast.log" 2>&1
-  grep -E " (yes|NO) " "$logs/fast.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit bench --shape k=2,hidden=4096,intermediate=14336,experts=8 --tokens 4096 --runs 20 > "$logs/mixtral.log" 2>&1
-  grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
-fi
+card_and_done_when moejit
 ab_interleaved "moejit moejit-d2 moejit-base" "seed|128 512 2048 4096 8192"
 st="--stages routing --stages routing+gemm1 --stages gemm1 --stages routing+gemm1+gemm2 --stages gemm2 --stages combine"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 100 ./$b/moejit bench --tokens 128 --tokens 2048 $st --runs 30 > "$logs/stages.log" 2>&1

@@ -6,17 +6,7 @@
 # the A/B against 46050a9.
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$logs/smi.txt" 2>&1
-cat "$logs/smi.txt" >> "$summary"
-if grep -q H200 "$logs/smi.txt"; then
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/moejit-base bench --json "$out/bench.json" > "$logs/bench.log" 2>&1
-  echo "seed bench (head) rc=$?" >> "$summary"
-  grep -E ' (yes|NO) ' "$logs/bench.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit-base bench --combine fast --tokens 8192 --runs 30 > "$logs/fast.log" 2>&1
-  grep -E " (yes|NO) " "$logs/fast.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit-base bench --shape k=2,hidden=4096,intermediate=14336,experts=8 --tokens 4096 --runs 20 > "$logs/mixtral.log" 2>&1
-  grep -E " (yes|NO) " "$logs/mixtral.log" >> "$summary"
-fi
+card_and_done_when moejit-base
 MOEJIT_DEBUG_PIPELINES=1 gpu_suite runtime_ref runtime_gpu_test 200 \
   --gtest_filter='Seed/*:Tokens/*:KAndExperts/*:Routings/*:RoutingPaths/*:OddSizes/*:Runtime.*'
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 90 compute-sanitizer --tool memcheck --print-limit 5 ./$b/moejit bench \

@@ -6,15 +6,7 @@
 # On an H200 the done-when bench of 46050a9 on a cold card first.
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv > "$logs/smi.txt" 2>&1
-cat "$logs/smi.txt" >> "$summary"
-if grep -q H200 "$logs/smi.txt"; then
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 ./$b/moejit-base bench --json "$out/bench.json" > "$logs/bench.log" 2>&1
-  echo "seed bench (head) rc=$?" >> "$summary"
-  grep -E ' (yes|NO) ' "$logs/bench.log" >> "$summary"
-  MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit-base bench --combine fast --tokens 8192 --runs 30 > "$logs/fast.log" 2>&1
-  grep -E " (yes|NO) " "$logs/fast.log" >> "$summary"
-fi
+card_and_done_when moejit-base nomixtral
 ab_interleaved "moejit moejit-off moejit-base" "seed|128 2048 8192;k=8,hidden=2048,intermediate=768,experts=8|8192;k=8,hidden=4096,intermediate=1536,experts=128|2048"
 st="--stages gemm1 --stages routing+gemm1 --stages routing+gemm1+gemm2 --stages gemm2"
 for bin in moejit moejit-base; do
