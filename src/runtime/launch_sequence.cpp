@@ -278,6 +278,15 @@ bool stagesChainSafely(unsigned stages) {
 llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmPlan &plan,
                         const LaunchGeometry &geo, const LaunchParams &p, unsigned stages,
                         CUstream stream) {
+  // Refused before anything is enqueued, so that a refused call leaves the
+  // stream as it found it. The combine reads partial in the layout the
+  // call's GEMM2 writes, which only the GEMM2 kernel tells.
+  if ((stages & kCombine) && !k.gemm2)
+    return makeError(ErrorCode::Internal,
+                     "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
+  if (!stagesChainSafely(stages))
+    return makeError(ErrorCode::Internal,
+                     "enqueueCall: only GEMM1 can follow the routing directly");
   // GEMM2 adds into y: zero it in GEMM1, under its main loops, where
   // GEMM1 can and does not read y as x; else by a memset where it breaks
   // no chain of dependent launches (first), unless GEMM1 still reads y.
@@ -307,14 +316,6 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (adds_to_y && !zero_first && !zero_in_gemm1)
     if (llvm::Error e = zeroY())
       return e;
-  // The combine reads partial in the layout the call's GEMM2 writes, which
-  // only the GEMM2 kernel tells.
-  if ((stages & kCombine) && !k.gemm2)
-    return makeError(ErrorCode::Internal,
-                     "enqueueCall: a combine needs the call's GEMM2 kernel (partial's layout)");
-  if (!stagesChainSafely(stages))
-    return makeError(ErrorCode::Internal,
-                     "enqueueCall: only GEMM1 can follow the routing directly");
   LaunchParams p2 = p;
   p2.partial_block_cols = k.gemm2 ? k.gemm2->partial_block_cols : 0;
   if (stages & kGemm2)
