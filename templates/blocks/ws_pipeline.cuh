@@ -406,13 +406,15 @@ struct WsProducer {
         if (tid == 0 && kt == KT / 2)
           claims.ask(p);
         mbar_wait(&empty[ring.stage], ring.phase ^ 1);
-        if (tid == 0 && kt == 0)
-          tickets[ring.stage] = ticket;
         const int k = kt * BK + ch * 8;
-        // Warp 3 sends the weights: thread 0 already claims tiles and
-        // writes tickets, and a stage's time is its slowest warp's issue
-        // (session 37: -0.25% at T=4096 and 8192 against thread 0).
+        // Warp 3 sends the weights: thread 0 already claims tiles, and a
+        // stage's time is its slowest warp's issue (session 37: -0.25% at
+        // T=4096 and 8192 against thread 0). It writes the tile's ticket
+        // too: its arrival releases (the other threads' arrive through
+        // cp.async, which orders none of their own stores).
         if (tid == 96) {
+          if (kt == 0)
+            tickets[ring.stage] = ticket;
           mbar_arrive_expect_tx(&full[ring.stage], WEIGHT_BYTES);
           load(ring.stage, kt * BK, ticket.n0, ticket.expert, &full[ring.stage]);
         }
