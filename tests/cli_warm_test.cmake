@@ -52,7 +52,7 @@ endif()
 # that do; its tuned plan is the heuristic's (all cached already).
 execute_process(COMMAND ${MOEJIT} warm --gpu NOPE --arch sm_90a --cache-dir ${WORK}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0 OR NOT err MATCHES "warning: --gpu 'NOPE' matches no shipped tuning table \\(shipped tables are for 'NVIDIA H200'\\)"
+if(NOT rc EQUAL 0 OR NOT err MATCHES "warning: --gpu 'NOPE' matches no shipped tuning table \\(shipped tables are for 'NVIDIA H100 80GB HBM3', 'NVIDIA H200'\\)"
    OR NOT out MATCHES "plans: heuristic \\(no tuning record or shipped table for NOPE\\)\n")
   message(FATAL_ERROR "warm --gpu NOPE should warn and list the shipped names: ${rc} ${out} ${err}")
 endif()
