@@ -32,16 +32,6 @@ namespace {
 constexpr size_t kFlushBytes = size_t{512} << 20; // > the H200's 50 MB L2
 constexpr int kMinRuns = 3, kMaxRuns = 15;
 constexpr int64_t kMaxGridY = 65535;
-/// Routing draws the finalists of a bucket are timed over (their times
-/// summed). Where an expert's rows sit near a row-tile boundary, one draw
-/// decides how many experts spill into one more tile, and with it the
-/// winner: picks made on one draw lost 1-3.7% in a benchmark on its own
-/// draw (NOTES.md, session 40).
-constexpr int kFinalistDraws = 3;
-
-/// The seed of routing draw `draw` of `bucket` (draw 0 is also the one the
-/// per-row-tile timings use).
-uint32_t routingSeed(int bucket, int draw) { return 1000 + bucket + 100 * draw; }
 
 /// A candidate that compiled, loaded, and passed the check.
 struct Candidate {
@@ -406,8 +396,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
   record.bucket = bucket;
   record.tokens = T;
   const GemmPlan heuristic = runtime::heuristicPlan(shape_, arch_).buckets[bucket];
-  if (llvm::Error e =
-          uploadRouting(index_, weights_, T, shape_.k, shape_.experts, routingSeed(bucket, 0)))
+  if (llvm::Error e = uploadRouting(index_, weights_, T, shape_.k, shape_.experts, 1000 + bucket))
     return e;
 
   // Per row tile: each GEMM's fastest config, timed alone over one routing.
@@ -457,8 +446,7 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
   }
   // Finalists: the heuristic's plan, the winner of the bucket tuned before
   // (the next larger; plans that add no kernel: preferred inside the noise
-  // margin) and the two best row tiles, timed as whole runs side by side
-  // over kFinalistDraws routings.
+  // margin) and the two best row tiles, timed as whole runs side by side.
   std::vector<std::pair<double, GemmPlan>> by_sum;
   for (auto &[bm, pair] : best)
     if (pair.first.candidate && pair.second.candidate)
@@ -487,22 +475,13 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
   std::vector<std::function<llvm::Error()>> runs;
   for (const GemmPlan &plan : finalists)
     runs.push_back([this, plan, T] { return enqueueStage(plan, T, runtime::kAllStages); });
-  std::vector<double> ms(finalists.size(), 0.0); // mean over the draws
-  for (int draw = 0; draw < kFinalistDraws; ++draw) {
-    if (draw > 0)
-      if (llvm::Error e = uploadRouting(index_, weights_, T, shape_.k, shape_.experts,
-                                        routingSeed(bucket, draw)))
-        return e;
-    auto draw_ms = timeInterleaved(runs);
-    if (!draw_ms)
-      return draw_ms.takeError();
-    for (size_t i = 0; i < ms.size(); ++i)
-      ms[i] += (*draw_ms)[i] / kFinalistDraws;
-  }
-  const size_t win = pickFinalist(ms, preferred);
+  auto ms = timeInterleaved(runs);
+  if (!ms)
+    return ms.takeError();
+  const size_t win = pickFinalist(*ms, preferred);
   record.choice = finalists[win];
-  record.ms = ms[win];
-  record.heuristic_ms = heuristic_ok ? ms[0] : 0;
+  record.ms = (*ms)[win];
+  record.heuristic_ms = heuristic_ok ? (*ms)[0] : 0;
   say(fmt::format("bucket {:2} T={:<5} rows/expert {:<7.4g} {:3} configs timed: {}:{} {:.4f} ms "
                   "(heuristic {:.4f} ms)",
                   bucket, T, rows, timed, record.choice.gemm1.suffix(),

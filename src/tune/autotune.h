@@ -1,8 +1,7 @@
 // The autotuner: on a GPU, compiles every candidate tile config in parallel,
 // checks each against the GPU reference before it may win, then times them
-// per token bucket (CUDA events, L2 flushed before each run, median; the
-// finalists as whole calls over three random routings) and keeps the
-// fastest plan, which always includes the heuristic's own.
+// per token bucket (CUDA events, L2 flushed before each run, median) and
+// keeps the fastest plan, which always includes the heuristic's own.
 #pragma once
 
 #include "common/arch.h"
