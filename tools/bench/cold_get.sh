@@ -14,8 +14,15 @@ for ((r = 0; r < ${RUNS:-3}; r++)); do
     root=$scratch/cache
     rm -rf "$root"
     TIMEFORMAT='%R %U %S'
+    # A binary whose warm fails (a kernel refused, an older CLI without
+    # --json) gets a line saying so; the others still run.
+    rc=0
     { time MOEJIT_CACHE_DIR=$root "$bin" warm --arch sm_90a --json > "$scratch/warm.json" \
-        2> /dev/null; } 2> "$scratch/time"
+        2> "$scratch/err"; } 2> "$scratch/time" || rc=$?
+    if [ $rc -ne 0 ]; then
+      printf '%s failed rc=%s: %s\n' "$bin" $rc "$(tail -1 "$scratch/err")"
+      continue
+    fi
     read -r wall user sys < "$scratch/time"
     compiled=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 print(d["cache"]["compiles"])' "$scratch/warm.json" 2>/dev/null || echo "?")
