@@ -82,6 +82,25 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
   }
 }
 
+TEST(Planner, HopperGemm2TileIsTheWidthThatPadsHiddenLeast) {
+  // 256 columns where 256 divides H (every shipped shape) or pads it least;
+  // 192 (four stages) where 192 pads less (H=2880: 15 tiles of 192 against
+  // 12 of 256, the last a quarter full); a narrow H keeps a tile that covers
+  // it. Checked where the persistent kernels run (512 rows per expert).
+  const std::pair<int, int> cases[] = {{2048, 256}, {4096, 256}, {7168, 256}, {2880, 192},
+                                       {1000, 256}, {3000, 256}, {1152, 192}, {200, 256},
+                                       {128, 128}};
+  for (const auto &[hidden, bn] : cases) {
+    const MoeShape shape{8, hidden, 768, 16, DType::BF16};
+    const GemmPlan &g = heuristicPlan(shape, "sm_90a").buckets[bucketOf(1024)];
+    ASSERT_TRUE(g.gemm2.ws) << "H=" << hidden;
+    EXPECT_EQ(g.gemm2.bn, bn) << "H=" << hidden;
+    EXPECT_EQ(g.gemm2.stages, bn == 192 ? 4 : 3) << "H=" << hidden;
+    EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)))
+        << "H=" << hidden;
+  }
+}
+
 TEST(Arch, ParsesOnceIntoTheFactsThePlannerAsks) {
   for (const char *good : {"sm_80", "sm_86", "sm_89", "sm_90", "sm_90a", "sm_100a", "sm_1200"}) {
     auto arch = Arch::parse(good);

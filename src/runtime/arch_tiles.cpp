@@ -36,6 +36,19 @@ int narrowest(std::initializer_list<int> widths, int columns) {
   return *(widths.end() - 1);
 }
 
+/// GEMM2's persistent column tile: the narrowest width that covers a narrow
+/// H, else 256 columns, or 192 (four stages) where 192 pads H less: H=2880
+/// is 15 tiles of 192 against 12 of 256 whose last is a quarter full
+/// (-0.6..-1.6% from 128 to 512 rows per expert on the H100, even at 64;
+/// NOTES.md, session 42). Where 256 divides H (every shipped shape) it
+/// stays 256.
+TileConfig gemm2Tile(int hidden) {
+  const auto padding = [&](int w) { return (hidden + w - 1) / w * w - hidden; };
+  if (hidden > 256 && padding(192) < padding(256))
+    return codegen::wsTile(192, 4, true);
+  return codegen::wsTile(narrowest({256, 192, 128, 64}, hidden), 3, true);
+}
+
 GemmPlan heuristic(const MoeShape &shape, double rows) {
   // Swap-AB weight streams while an expert gets few rows: 32 token rows
   // and 9 stages up to 16 rows per expert (the tuner's pick in every such
@@ -58,7 +71,7 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
   // GEMM1 since stmatrix made staging cheap (-0.8..-1.5% for the seed
   // shape at T=2048..8192, NOTES.md session 22).
   return {codegen::wsTile(narrowest({128, 96, 64, 32}, shape.intermediate), 4, true),
-          codegen::wsTile(narrowest({256, 192, 128, 64}, shape.hidden), 3, true)};
+          gemm2Tile(shape.hidden)};
 }
 
 /// The most stages (2..most) of `tile(stages)` that fit in a block's shared memory.

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("# %s, %d SMs\n", prop.name, sms);
-  CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, 227 * 1024));
+  CHECK(cudaFuncSetAttribute(stream, cudaFuncAttributeMaxDynamicSharedMemorySize, 220 * 1024));
   struct Layout {
     const char *name;
     int experts, rows, k;
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
         for (long long hold : holds)
           for (int dup : dups) {
             const unsigned stage_bytes = unsigned(bx.k) * bx.rows * 2;
-            if (size_t(stage_bytes) * stages + 1024 > 227 * 1024 || l.k % bx.k || l.rows % bx.rows)
+            if (size_t(stage_bytes) * stages + 1024 > 220 * 1024 || l.k % bx.k || l.rows % bx.rows)
               continue;
             if (dup == 2 && hold == 0)
               continue;
