@@ -92,7 +92,8 @@ TEST(Planner, HopperGemm2TileIsTheWidthThatPadsHiddenLeast) {
                                        {128, 128}};
   for (const auto &[hidden, bn] : cases) {
     const MoeShape shape{8, hidden, 768, 16, DType::BF16};
-    const GemmPlan &g = heuristicPlan(shape, "sm_90a").buckets[bucketOf(1024)];
+    const Plan plan = heuristicPlan(shape, "sm_90a");
+    const GemmPlan &g = plan.buckets[bucketOf(1024)];
     ASSERT_TRUE(g.gemm2.ws) << "H=" << hidden;
     EXPECT_EQ(g.gemm2.bn, bn) << "H=" << hidden;
     EXPECT_EQ(g.gemm2.stages, bn == 192 ? 4 : 3) << "H=" << hidden;
