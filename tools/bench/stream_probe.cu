@@ -8,7 +8,7 @@
 // computed; each stage is waited for, held C cycles and released.
 //
 // Built here with nvcc (needs only libcuda at run time):
-//   nvcc -arch=sm_90a -O3 -std=c++17 tools/bench/stream_probe.cu -lcuda \
+//   nvcc -arch=sm_90a -O3 -std=c++17 -Itemplates tools/bench/stream_probe.cu -lcuda \
 //     -o build-gpu/stream_probe
 // Output: one line per variant: layout, box, stages, hold cycles per 32 KB, dup, us
 // (median of RUNS), GB/s of distinct weight bytes.
@@ -19,6 +19,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
+
+#include "ptx/mbarrier.cuh"
+#include "ptx/tma.cuh"
 
 #define CHECK(x)                                                                                   \
   do {                                                                                             \
@@ -40,33 +43,7 @@ struct Params {
   int box_k, box_rows;
 };
 
-__device__ __forceinline__ unsigned smem_u32(const void *p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count));
-}
-
-__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
-  asm volatile("{\n"
-               ".reg .pred p;\n"
-               "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-               "@!p bra W;\n"
-               "}" ::"r"(smem_u32(bar)),
-               "r"(parity)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(unsigned long long *bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect(unsigned long long *bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)),
-               "r"(bytes)
-               : "memory");
-}
+using namespace moejit_dev; // templates/ptx: smem_addr, mbar_*, tma_load_3d
 
 __global__ void __launch_bounds__(64, 1)
     stream(const __grid_constant__ CUtensorMap map, Params p, unsigned long long *sink) {
@@ -79,7 +56,7 @@ __global__ void __launch_bounds__(64, 1)
       mbar_init(&full[s], 1);
       mbar_init(&empty[s], 1);
     }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    fence_mbarrier_init();
   }
   __syncthreads();
   const int tiles = p.experts * p.row_blocks * p.dup;
@@ -91,20 +68,17 @@ __global__ void __launch_bounds__(64, 1)
       for (int k = 0; k < p.k_steps; ++k, ++it) {
         const int s = it % p.stages;
         mbar_wait(&empty[s], ((it / p.stages) & 1) ^ 1);
-        mbar_expect(&full[s], p.stage_bytes);
+        mbar_arrive_expect_tx(&full[s], p.stage_bytes);
         unsigned char *dst = buf + static_cast<size_t>(s) * p.stage_bytes;
         if (p.bulk_1d) {
           const char *src = p.base + ((static_cast<size_t>(w) * p.k_steps + k) * p.stage_bytes);
           asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                       " [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
-                       "l"(src), "r"(p.stage_bytes), "r"(smem_u32(&full[s]))
+                       " [%0], [%1], %2, [%3];" ::"r"(smem_addr(dst)),
+                       "l"(src), "r"(p.stage_bytes), "r"(smem_addr(&full[s]))
                        : "memory");
         } else {
-          asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
-                       "bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(smem_u32(dst)),
-                       "l"(reinterpret_cast<unsigned long long>(&map)), "r"(smem_u32(&full[s])),
-                       "r"(k * p.box_k), "r"(rb * p.box_rows), "r"(e)
-                       : "memory");
+          tma_load_3d(dst, reinterpret_cast<const TensorMap *>(&map), &full[s], k * p.box_k,
+                      rb * p.box_rows, e);
         }
       }
     }
@@ -130,6 +104,10 @@ __global__ void __launch_bounds__(64, 1)
 
 int main(int argc, char **argv) {
   const int runs = argc > 1 ? std::atoi(argv[1]) : 15;
+  if (runs < 1 || runs > 1000) {
+    std::fprintf(stderr, "usage: stream_probe [RUNS, 1..1000]\n");
+    return 2;
+  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaDeviceProp prop;
