@@ -6,7 +6,9 @@
 # --shape; "seed" for the seed shape); CASES holds them separated by ';'.
 # Each binary keeps its own cache. BENCH_ARGS: more bench options for
 # every case (e.g. "--combine fast"). Summary: "ab BINARY SHAPE T ms
-# rel-err correct" lines; logs in $OUT/logs.tar.gz (one per binary, round
+# rel-err correct" lines, then per case and binary the mean of its rounds
+# and its ratio to the first binary's ("mean BINARY SHAPE T ms ratio
+# xROUNDS", ab_means.awk); logs in $OUT/logs.tar.gz (one per binary, round
 # and case: the whole bench table of each).
 source "$(dirname "$0")/round_env.sh"
 bins=(${BINS:-moejit moejit-base})
@@ -32,4 +34,6 @@ for ((r = 0; r < ${ROUNDS:-2}; r++)); do
     done
   done
 done
+awk -v bins="${bins[*]}" -f "$(dirname "$0")/ab_means.awk" "$summary" > "$logs/means.txt"
+cat "$logs/means.txt" >> "$summary"
 finish_round
