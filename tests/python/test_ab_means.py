@@ -3,7 +3,6 @@ ratios to the first binary, in BINS order, with rounds that were not
 correct flagged and lines that are not "ab" rows ignored."""
 
 import os
-import shutil
 import subprocess
 import unittest
 
@@ -30,7 +29,6 @@ def means(bins: str, text: str) -> list:
     return run.stdout.splitlines()
 
 
-@unittest.skipUnless(shutil.which("awk"), "no awk on this machine")
 class AbMeans(unittest.TestCase):
     def test_means_ratios_and_flags_in_bins_order(self):
         self.assertEqual(means("base new", SUMMARY), [
@@ -45,6 +43,11 @@ class AbMeans(unittest.TestCase):
     def test_a_binary_not_in_bins_is_left_out(self):
         self.assertEqual(means("new", SUMMARY)[0], "mean new seed 2048 0.4500 1.000 x2")
         self.assertEqual(len(means("new", SUMMARY)), 3)
+
+    def test_rows_without_a_positive_time_are_not_figures(self):
+        rows = ("ab base seed 1 timeout 0 NO\nab base seed 1 0 0 yes\nab base seed 1 -1 0 yes\n"
+                "ab new seed 1 0.5000 2.88e-03 yes\n")
+        self.assertEqual(means("base new", rows), ["mean new seed 1 0.5000 - x1"])
 
     def test_no_rows_no_output(self):
         self.assertEqual(means("base new", "ab 12 s\nsomething else\n"), [])

@@ -4,8 +4,9 @@
 # its rounds and its ratio to the first binary's mean:
 #   mean BINARY SHAPE T ms ratio xROUNDS[ NOT-CORRECT]
 # NOT-CORRECT where any round did not say "yes"; ratio "-" where the first
-# binary has no figure for the case. Other lines are ignored.
-$1 == "ab" && NF >= 7 {
+# binary has no figure for the case. Other lines, and rows whose ms is not
+# a positive number, are ignored.
+$1 == "ab" && NF >= 7 && $5 ~ /^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ && $5 + 0 > 0 {
   key = $3 " " $4
   sum[$2 SUBSEP key] += $5
   n[$2 SUBSEP key]++
