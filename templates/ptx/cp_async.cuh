@@ -12,21 +12,34 @@ __device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool val
                "r"(valid ? 16 : 0));
 }
 
+/// An L2 policy under which the lines a load brings in are the last to be
+/// evicted: token rows that other tiles of the expert read again while the
+/// weight stream passes through L2.
+__device__ __forceinline__ unsigned long long l2_evict_last_policy() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 /// Copies `bytes` (16, or 0: 16 zero bytes, the source then not read but
-/// still a mapped address) to the shared-window address `dst`.
-__device__ __forceinline__ void cp_async_16_bytes(unsigned dst, const void *src, unsigned bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
+/// still a mapped address) to the shared-window address `dst`, under the
+/// L2 policy `policy` (createpolicy).
+__device__ __forceinline__ void cp_async_16_bytes(unsigned dst, const void *src, unsigned bytes,
+                                                  unsigned long long policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "l"(policy));
 }
 
 /// cp_async_16_bytes where `issue`, nothing elsewhere: the predicate sits
 /// on the instruction (a branch around the asm would cost a BSSY/BSYNC
 /// pair per copy).
 __device__ __forceinline__ void cp_async_16_if(bool issue, unsigned dst, const void *src,
-                                               unsigned bytes) {
+                                               unsigned bytes, unsigned long long policy) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %0, 0;\n"
-      "@p cp.async.cg.shared.global [%1], [%2], 16, %3;\n}\n" ::"r"(static_cast<int>(issue)),
-      "r"(dst), "l"(src), "r"(bytes));
+      "@p cp.async.cg.shared.global.L2::cache_hint [%1], [%2], 16, %3, %4;\n}\n" ::"r"(
+          static_cast<int>(issue)),
+      "r"(dst), "l"(src), "r"(bytes), "l"(policy));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
