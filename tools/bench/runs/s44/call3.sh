@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 44, call 2: the tree with GEMM1's gathered x rows loaded
+# Session 44, call 3: the tree with GEMM1's gathered x rows loaded
 # evict_last (runs/s44/x_keep.diff, landed as this commit), bundled against
 # b601fd9 (`bash tools/bench/bundle.sh /tmp/moejit-b601fd9`). On an H200 the
 # done-when figures first; then the suite with debug pipelines, the three
