@@ -44,6 +44,18 @@ config_sanitizers() {
     tr '\n' ' ')" >> "$summary"
 }
 
+# The checks a kernel change lands on: the GPU suite with debug pipelines (a
+# wait that never ends traps after 10 s) under a limit of $1 seconds
+# (default 450: 70 tests took over 300 s in session 44), then the three
+# sanitizers on a ws and a swap-AB config.
+landing_checks() {
+  MOEJIT_DEBUG_PIPELINES=1 gpu_suite runtime runtime_gpu_test "${1:-450}"
+  local cfg
+  for cfg in bm128_bn128_s4_wss:bm128_bn256_s3_wss bm32_bn64_s9_swap:bm64_bn128_s7_swap; do
+    config_sanitizers $cfg
+  done
+}
+
 # One GPU test binary under a limit: gpu_suite LABEL BINARY LIMIT [gtest
 # args]; "LABEL rc=... ok N failed M" (and the first failures) in the
 # summary, which is copied into the logs so that a call cut short keeps it.

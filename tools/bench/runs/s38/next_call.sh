@@ -8,8 +8,5 @@
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
 card_and_done_when moejit
-MOEJIT_DEBUG_PIPELINES=1 gpu_suite runtime runtime_gpu_test 300
-for cfg in bm128_bn128_s4_wss:bm128_bn256_s3_wss bm32_bn64_s9_swap:bm64_bn128_s7_swap; do
-  config_sanitizers $cfg
-done
+landing_checks 300
 ab_interleaved "moejit moejit-base" "seed|128 2048 8192"
