@@ -361,6 +361,10 @@ struct WsProducer {
     constexpr int PASSES = ROWS / 16;
     const int tid = threadIdx.x, ch = tid & 7, r0 = tid >> 3;
     const unsigned first = smem_addr(rows + swizzled(r0, ch));
+    // The expert's other column tiles gather the same rows again: kept in
+    // L2 against the weight stream (session 44, H100, T=2048: GEMM1 reads
+    // 841 MB from DRAM instead of 877 for 805 of weights, -3.7%).
+    const unsigned long long keep = l2_evict_last_policy();
     ZeroY zero_y;
     StageRing<STAGES> ring;
     TileClaims<Walk> claims{tiles}; // thread 0's
@@ -423,10 +427,6 @@ struct WsProducer {
         // zeros); a row's chunk is one multiply-add from it.
         const T *column = static_cast<const T *>(p.x) + (k < S::H ? k : 0);
         const unsigned bytes = k < S::H ? 16 : 0;
-        // The expert's other column tiles gather the same rows again: kept
-        // in L2 against the weight stream (session 44, H100, T=2048: GEMM1
-        // reads 841 MB from DRAM instead of 877 for 805 of weights, -3.7%).
-        const unsigned long long keep = l2_evict_last_policy();
 #pragma unroll
         for (int i = 0; i < PASSES; ++i) {
           const unsigned to = dst + i * 16 * BK * 2;
