@@ -46,7 +46,7 @@ struct LaunchParams {
   int weights_in_model_dtype; // 0: float32, 1: the workload dtype
   int route_counted;          // 1: route_count wrote block_counts before route_wide
   int partial_block_cols;     // 0: partial by assignment; else GEMM2's BN (partial_block_offset)
-  int unused;
+  int keep_x_in_l2;           // 1: GEMM1 gathers x rows evict_last (runtime::keepsXInL2)
 };
 static_assert(sizeof(LaunchParams) == 18 * 8 + 10 * 4, "LaunchParams has no padding on LP64");
 

@@ -64,6 +64,18 @@ TEST(Planner, OnlyGemm1FollowsTheRouting) {
   EXPECT_FALSE(stagesChainSafely(kRouting | kGemm2 | kCombine));
 }
 
+// GEMM1 keeps the x rows in L2 while x takes at most a third of it: on a
+// 50 MiB L2 (H100, H200) through T=4096 at hidden 2048 (16 MiB of bf16),
+// not at T=4096 and hidden 4096 (32 MiB), and never with no L2 known.
+TEST(Planner, Gemm1KeepsXInL2OnlyWhileXIsSmallAgainstIt) {
+  const int64_t l2 = 50ll << 20;
+  EXPECT_TRUE(keepsXInL2(4096ll * 2048 * 2, l2));
+  EXPECT_TRUE(keepsXInL2(2048ll * 4096 * 2, l2));
+  EXPECT_FALSE(keepsXInL2(4096ll * 4096 * 2, l2));
+  EXPECT_FALSE(keepsXInL2(8192ll * 2048 * 2, l2));
+  EXPECT_FALSE(keepsXInL2(1, 0));
+}
+
 TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
   const MoeShape seed{8, 2048, 768, 128, DType::BF16};
   const Plan hopper = heuristicPlan(seed, "sm_90a");

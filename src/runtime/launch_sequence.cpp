@@ -121,6 +121,11 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
     MOEJIT_CU(cuCtxGetDevice(&device));
     MOEJIT_CU(cuDeviceGetAttribute(&k.resident_blocks, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                                    device));
+    if (spec.kind == KernelKind::Gemm1) {
+      int l2_bytes = 0;
+      MOEJIT_CU(cuDeviceGetAttribute(&l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
+      k.gathers_x_beside_l2 = l2_bytes;
+    }
   }
   const store::EntryMeta &m = built.entry.meta;
   k.info = {spec.name(),
@@ -271,6 +276,8 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 
 } // namespace
 
+bool keepsXInL2(int64_t x_bytes, int64_t l2_bytes) { return x_bytes * 3 <= l2_bytes; }
+
 bool stagesChainSafely(unsigned stages) {
   return !(stages & kRouting) || (stages & kGemm1) || !(stages & (kGemm2 | kCombine));
 }
@@ -310,6 +317,9 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (stages & kGemm1) {
     LaunchParams p1 = p;
     p1.zero_y = zero_in_gemm1 ? p.y : nullptr;
+    const int64_t x_bytes =
+        static_cast<int64_t>(p.tokens) * shape.hidden * dtype_bytes(shape.dtype);
+    p1.keep_x_in_l2 = keepsXInL2(x_bytes, k.gemm1->gathers_x_beside_l2) ? 1 : 0;
     if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p1, stream))
       return e;
   }

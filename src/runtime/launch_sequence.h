@@ -58,6 +58,10 @@ struct LoadedKernel {
   /// A GEMM1 that can zero y for such a GEMM2 while it runs (the
   /// warp-specialised gather kernels: LaunchParams::zero_y).
   bool can_zero_y = false;
+  /// The device's L2 bytes, for a GEMM1 that gathers x rows under an L2
+  /// policy (the warp-specialised GEMM1s: LaunchParams::keep_x_in_l2); 0
+  /// for the others.
+  int64_t gathers_x_beside_l2 = 0;
   /// A GEMM2 that writes partial in the blocked layout of its BN columns
   /// (moejit_abi::partial_block_offset), which the combine then reads;
   /// 0: rows by assignment.
@@ -73,6 +77,14 @@ struct RoutingKernels {
   /// scatter.
   bool complete() const { return count && ((block && wide) || (scan && scatter)); }
 };
+
+/// Whether GEMM1 keeps the x rows it gathers in L2 (evict_last) for a call
+/// whose x is `x_bytes`, on a device of `l2_bytes`: only while x takes at
+/// most a third of L2. Measured on the H100 (50 MiB; NOTES, sessions 44
+/// and 45): up to 16 MiB of x the hint gains 0.2-2%, from 32 MiB it costs
+/// up to 2% (qwen3-235b and mixtral at T=4096), the rows crowding out the
+/// weights that an expert's row tiles share.
+bool keepsXInL2(int64_t x_bytes, int64_t l2_bytes);
 
 /// LoadedKernel::chained of a kernel of `spec`.
 bool launchesChained(const codegen::KernelSpec &spec);

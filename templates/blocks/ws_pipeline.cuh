@@ -363,8 +363,11 @@ struct WsProducer {
     const unsigned first = smem_addr(rows + swizzled(r0, ch));
     // The expert's other column tiles gather the same rows again: kept in
     // L2 against the weight stream (session 44, H100, T=2048: GEMM1 reads
-    // 841 MB from DRAM instead of 877 for 805 of weights, -3.7%).
-    const unsigned long long keep = l2_evict_last_policy();
+    // 841 MB from DRAM instead of 877 for 805 of weights, -3.7%), where x
+    // is small against L2; else they would push out the weights an
+    // expert's row tiles share (session 45: p.keep_x_in_l2).
+    const unsigned long long keep =
+        p.keep_x_in_l2 ? l2_evict_last_policy() : l2_evict_normal_policy();
     ZeroY zero_y;
     StageRing<STAGES> ring;
     TileClaims<Walk> claims{tiles}; // thread 0's

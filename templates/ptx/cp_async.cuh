@@ -21,6 +21,13 @@ __device__ __forceinline__ unsigned long long l2_evict_last_policy() {
   return policy;
 }
 
+/// The default L2 policy, for loads that take a policy operand.
+__device__ __forceinline__ unsigned long long l2_evict_normal_policy() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 /// Copies `bytes` (16, or 0: 16 zero bytes, the source then not read but
 /// still a mapped address) to the shared-window address `dst`, under the
 /// L2 policy `policy` (createpolicy).
