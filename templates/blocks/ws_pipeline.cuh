@@ -345,6 +345,26 @@ struct WsProducer {
     return chunk;
   }
 
+  /// One stage of `gather`: the thread's PASSES row chunks of the column
+  /// `column`, `bytes` each (0 past K), under the L2 policy `policy` where
+  /// HINTED.
+  template <bool HINTED, int PASSES>
+  static __device__ __forceinline__ void gather_stage(unsigned dst, const T *column,
+                                                      unsigned bytes, const int (&token)[PASSES],
+                                                      int live, unsigned long long policy) {
+#pragma unroll
+    for (int i = 0; i < PASSES; ++i) {
+      const unsigned to = dst + i * 16 * BK * 2;
+      if constexpr (TOKENS_AS_N) {
+        cp_async_16_if<HINTED>(i < live, to, row_chunk(column, token[i]), bytes, policy);
+      } else {
+        const bool ok = token[i] >= 0;
+        cp_async_16_bytes<HINTED>(to, row_chunk(column, ok ? token[i] : 0), ok ? bytes : 0,
+                                  policy);
+      }
+    }
+  }
+
   /// GEMM1 only (x rows, K = H): the 128 threads of the producer warpgroup
   /// gather the tiles' x rows with cp.async (zero-filled past K, and past
   /// the tile's rows unless TOKENS_AS_N: the full barriers count 128 + 1
@@ -366,8 +386,8 @@ struct WsProducer {
     // 841 MB from DRAM instead of 877 for 805 of weights, -3.7%), where x
     // is small against L2; else they would push out the weights an
     // expert's row tiles share (session 45: p.keep_x_in_l2).
-    const unsigned long long keep =
-        p.keep_x_in_l2 ? l2_evict_last_policy() : l2_evict_normal_policy();
+    const bool keep = p.keep_x_in_l2 != 0;
+    const unsigned long long policy = l2_evict_last_policy();
     ZeroY zero_y;
     StageRing<STAGES> ring;
     TileClaims<Walk> claims{tiles}; // thread 0's
@@ -430,16 +450,11 @@ struct WsProducer {
         // zeros); a row's chunk is one multiply-add from it.
         const T *column = static_cast<const T *>(p.x) + (k < S::H ? k : 0);
         const unsigned bytes = k < S::H ? 16 : 0;
-#pragma unroll
-        for (int i = 0; i < PASSES; ++i) {
-          const unsigned to = dst + i * 16 * BK * 2;
-          if constexpr (TOKENS_AS_N) {
-            cp_async_16_if(i < live, to, row_chunk(column, token[i]), bytes, keep);
-          } else {
-            const bool ok = token[i] >= 0;
-            cp_async_16_bytes(to, row_chunk(column, ok ? token[i] : 0), ok ? bytes : 0, keep);
-          }
-        }
+        // One uniform branch per stage, not per copy.
+        if (keep)
+          gather_stage<true>(dst, column, bytes, token, live, policy);
+        else
+          gather_stage<false>(dst, column, bytes, token, live, policy);
         cp_async_mbar_arrive(&full[ring.stage]);
         if constexpr (!TOKENS_AS_N)
           zero_y.step(p);
