@@ -81,8 +81,8 @@ struct RoutingKernels {
 /// Whether GEMM1 keeps the x rows it gathers in L2 (evict_last) for a call
 /// whose x is `x_bytes`, on a device of `l2_bytes`: only while x takes at
 /// most a third of L2. Measured on the H100 (50 MiB; NOTES, sessions 44
-/// and 45): up to 16 MiB of x the hint gains 0.2-2%, from 32 MiB it costs
-/// up to 2% (qwen3-235b and mixtral at T=4096), the rows crowding out the
+/// and 45): up to 16 MiB of x the hint gains 0.2-2%, at 32 MiB it cost
+/// 0-3.5% (qwen3-235b at T=4096, by machine), the rows crowding out the
 /// weights that an expert's row tiles share.
 bool keepsXInL2(int64_t x_bytes, int64_t l2_bytes);
 
