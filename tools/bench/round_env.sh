@@ -69,14 +69,15 @@ gpu_suite() {
   cp "$summary" "$logs/summary_at_$label.txt"
 }
 
-# Builds of `moejit` interleaved (multi_ab.sh, 30 runs, 2 rounds, 60 s a
-# case): ab_interleaved "BIN BIN..." "CASES" (multi_ab.sh's form); its
-# "ab ..." lines join the summary, its logs come back in $OUT/ab.
+# Builds of `moejit` interleaved (multi_ab.sh; RUNS, ROUNDS and CASE_LIMIT
+# from the caller's environment, else 30 runs, 2 rounds, 60 s a case):
+# ab_interleaved "BIN BIN..." "CASES" (multi_ab.sh's form); its "ab ..."
+# and "mean ..." lines join the summary, its logs come back in $OUT/ab.
 ab_interleaved() {
-  OUT=$out/ab BINS="$1" RUNS=30 ROUNDS=2 CASE_LIMIT=60 CASES="$2" \
-    bash "$(dirname "${BASH_SOURCE[0]}")/multi_ab.sh" > /dev/null
+  OUT=$out/ab BINS="$1" RUNS=${RUNS:-30} ROUNDS=${ROUNDS:-2} CASE_LIMIT=${CASE_LIMIT:-60} \
+    CASES="$2" bash "$(dirname "${BASH_SOURCE[0]}")/multi_ab.sh" > /dev/null 2>&1
   echo "ab $SECONDS s" >> "$summary"
-  grep "^ab" "$out/ab/summary.txt" >> "$summary"
+  grep -E "^(ab|mean) " "$out/ab/summary.txt" >> "$summary"
 }
 
 # The card's name into the summary; on an H200 the issue's done-when

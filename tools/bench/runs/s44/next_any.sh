@@ -10,7 +10,5 @@
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
 card_and_done_when moejit
-OUT=$out/ab BINS="moejit moejit-base" RUNS=20 ROUNDS=2 CASE_LIMIT=90 \
-  CASES="k=2,hidden=4096,intermediate=14336,experts=8|1024 4096 8192;k=6,hidden=2048,intermediate=1408,experts=64|1024 2048 4096 8192;k=8,hidden=2048,intermediate=1024,experts=64|1024 2048 4096 8192;k=8,hidden=4096,intermediate=1536,experts=128|1024 4096 8192" \
-  bash "$(dirname "$0")/../../multi_ab.sh" > /dev/null 2>&1
-grep "^mean" "$out/ab/summary.txt" >> "$summary"
+RUNS=20 ROUNDS=2 CASE_LIMIT=90 ab_interleaved "moejit moejit-base" \
+  "k=2,hidden=4096,intermediate=14336,experts=8|1024 4096 8192;k=6,hidden=2048,intermediate=1408,experts=64|1024 2048 4096 8192;k=8,hidden=2048,intermediate=1024,experts=64|1024 2048 4096 8192;k=8,hidden=4096,intermediate=1536,experts=128|1024 4096 8192"

@@ -10,11 +10,8 @@
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
 card_and_done_when moejit
-OUT=$out/ab BINS="moejit moejit-always moejit-base" RUNS=20 ROUNDS=3 CASE_LIMIT=90 \
-  CASES="k=8,hidden=4096,intermediate=1536,experts=128|2048 4096 8192;k=2,hidden=4096,intermediate=14336,experts=8|4096 8192;k=8,hidden=2048,intermediate=1024,experts=64|4096 8192;k=6,hidden=2048,intermediate=1408,experts=64|4096 8192;seed|2048 8192" \
-  bash "$(dirname "$0")/../../multi_ab.sh" > /dev/null 2>&1
-grep "^mean" "$out/ab/summary.txt" >> "$summary"
-echo "ab done $SECONDS s" >> "$summary"
+RUNS=20 ROUNDS=3 CASE_LIMIT=90 ab_interleaved "moejit moejit-always moejit-base" \
+  "k=8,hidden=4096,intermediate=1536,experts=128|2048 4096 8192;k=2,hidden=4096,intermediate=14336,experts=8|4096 8192;k=8,hidden=2048,intermediate=1024,experts=64|4096 8192;k=6,hidden=2048,intermediate=1408,experts=64|4096 8192;seed|2048 8192"
 config_sanitizers bm128_bn128_s4_wss:bm128_bn256_s3_wss
 left=$((575 - SECONDS))
 [ $left -gt 30 ] && gpu_suite runtime runtime_gpu_test $left
