@@ -422,6 +422,20 @@ TEST(Finalists, PreviousBucketsWinnerIsPreferredNext) {
   EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 5), 2u); // preferred past the end: fine
 }
 
+// The tie margin is the widest spread between a plan's two timings, at
+// least the floor: a 3% spread lets no finalist 2% faster win.
+TEST(Finalists, TieMarginIsTheWidestSpreadOfOnePlansTwoTimings) {
+  EXPECT_DOUBLE_EQ(tune::tieMargin({1.000, 0.990}, {1.002, 0.991}), 0.01); // quiet: the floor
+  EXPECT_NEAR(tune::tieMargin({1.000, 0.990}, {1.030, 0.991}), 0.03, 1e-12);
+  EXPECT_NEAR(tune::tieMargin({1.000, 1.040}, {1.010, 1.000}), 0.04, 1e-12); // either way round
+  EXPECT_NEAR(tune::tieMargin({1.000}, {1.005}, 0.0), 0.005, 1e-12); // no floor
+  EXPECT_DOUBLE_EQ(tune::tieMargin({}, {}), 0.01);
+  const double margin = tune::tieMargin({1.000, 0.980}, {1.030, 0.980});
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.980}, 1, margin), 0u); // 2% faster, 3% noise
+  EXPECT_EQ(tune::pickFinalist({1.000, 0.980}, 1), 1u);         // against the 1% floor alone
+  EXPECT_EQ(tune::pickFinalist({1.040, 0.980}, 1, margin), 1u); // 5.8% faster wins
+}
+
 // Buckets are tuned from the largest down, each once, so that a mid bucket
 // may take the larger buckets' kernels; a bucket out of range is an error.
 TEST(TuningOrder, LargestFirstEachOnce) {

@@ -472,20 +472,34 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
       finalists.push_back(by_sum[i].second);
   if (finalists.empty())
     return makeError(ErrorCode::Internal, "tune: no config to time at T={}", T);
+  // Each finalist timed twice, interleaved forwards then backwards (ABC
+  // CBA), so that heat and drift weigh on all: the two medians of one plan
+  // differ by the noise of this card at this moment, which a finalist must
+  // beat a preferred plan by to add its kernels (single medians picked
+  // noise-level variants: bm16 s3 against s4, NOTES session 42).
+  const size_t n = finalists.size();
   std::vector<std::function<llvm::Error()>> runs;
   for (const GemmPlan &plan : finalists)
     runs.push_back([this, plan, T] { return enqueueStage(plan, T, runtime::kAllStages); });
-  auto ms = timeInterleaved(runs);
-  if (!ms)
-    return ms.takeError();
-  const size_t win = pickFinalist(*ms, preferred);
+  for (size_t i = n; i-- > 0;)
+    runs.push_back(runs[i]);
+  auto medians = timeInterleaved(runs);
+  if (!medians)
+    return medians.takeError();
+  const std::vector<double> forwards(medians->begin(), medians->begin() + n),
+      backwards(medians->rbegin(), medians->rbegin() + n);
+  std::vector<double> ms(n);
+  for (size_t i = 0; i < n; ++i)
+    ms[i] = (forwards[i] + backwards[i]) / 2;
+  const double margin = tieMargin(forwards, backwards);
+  const size_t win = pickFinalist(ms, preferred, margin);
   record.choice = finalists[win];
-  record.ms = (*ms)[win];
-  record.heuristic_ms = heuristic_ok ? (*ms)[0] : 0;
+  record.ms = ms[win];
+  record.heuristic_ms = heuristic_ok ? ms[0] : 0;
   say(fmt::format("bucket {:2} T={:<5} rows/expert {:<7.4g} {:3} configs timed: {}:{} {:.4f} ms "
-                  "(heuristic {:.4f} ms)",
+                  "(heuristic {:.4f} ms, tie margin {:.1f}%)",
                   bucket, T, rows, timed, record.choice.gemm1.suffix(),
-                  record.choice.gemm2.suffix(), record.ms, record.heuristic_ms));
+                  record.choice.gemm2.suffix(), record.ms, record.heuristic_ms, margin * 100));
   return record;
 }
 
@@ -552,6 +566,17 @@ llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested) 
   std::sort(buckets.begin(), buckets.end(), std::greater<>());
   buckets.erase(std::unique(buckets.begin(), buckets.end()), buckets.end());
   return buckets;
+}
+
+double tieMargin(const std::vector<double> &first, const std::vector<double> &second,
+                 double floor) {
+  double margin = floor;
+  for (size_t i = 0; i < first.size() && i < second.size(); ++i) {
+    const double low = std::min(first[i], second[i]);
+    if (low > 0)
+      margin = std::max(margin, std::abs(first[i] - second[i]) / low);
+  }
+  return margin;
 }
 
 size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin) {

@@ -37,6 +37,12 @@ struct TuneOptions {
 /// outside 0..kBucketCount-1.
 llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested);
 
+/// The margin by which a finalist must beat a preferred one: the widest
+/// relative difference between the two timings of one plan (`first[i]`
+/// and `second[i]`, interleaved on one stream), and at least `floor`.
+double tieMargin(const std::vector<double> &first, const std::vector<double> &second,
+                 double floor = 0.01);
+
 /// Which finalist of a bucket wins, given their whole-run times `ms`, whose
 /// first `preferred` entries are plans that add no kernel (the heuristic's
 /// plan, the winner of the bucket tuned before): the first of those within `margin`
