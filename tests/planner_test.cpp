@@ -3,6 +3,7 @@
 #include "runtime/kernel_set.h"
 #include "runtime/launch_sequence.h"
 #include "runtime/planner.h"
+#include "workload/shape.h"
 
 #include <gtest/gtest.h>
 
@@ -91,6 +92,38 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
   for (const GemmPlan &g : hopper.buckets) {
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm1, codegen::GemmKind::Gemm1)));
     EXPECT_FALSE(static_cast<bool>(codegen::checkMmaConfig(g.gemm2, codegen::GemmKind::Gemm2)));
+  }
+}
+
+// The 256-row swap-AB pair runs the buckets of 97-192 rows per expert,
+// where its 128-row weight tiles pad neither I nor H and its GEMM1 tiles
+// (E * I/64) fill about two waves of SMs: the tables' and the sweep's
+// winners there (mixtral, qwen3-235b, deepseek-v2-lite, DeepSeek-V3-like,
+// Qwen3-Next-like), not the seed shape at E=16 (192 tiles), not H=I=2880,
+// not at 64, 96 or 256 rows.
+TEST(Planner, HopperRunsTheSwap256PairWhereItWon) {
+  struct Case {
+    MoeShape shape;
+    int64_t tokens;
+    bool swap256;
+  };
+  const MoeShape seed{8, 2048, 768, 128, DType::BF16}, seed16{8, 2048, 768, 16, DType::BF16},
+      mixtral{2, 4096, 14336, 8, DType::BF16}, deepseek{6, 2048, 1408, 64, DType::BF16},
+      v3like{8, 7168, 2048, 256, DType::BF16}, next{10, 2048, 512, 512, DType::BF16},
+      odd{4, 2880, 2880, 128, DType::BF16};
+  const Case cases[] = {{mixtral, 512, true},   {deepseek, 2048, true}, {deepseek, 1024, false},
+                        {v3like, 4096, true},   {v3like, 8192, false},  {next, 8192, true},
+                        {next, 4096, false},    {seed, 2048, true},     {seed, 1024, false},
+                        {seed, 4096, false},    {seed16, 256, false},   {odd, 4096, false}};
+  for (const Case &c : cases) {
+    const GemmPlan g = heuristicPlan(c.shape, "sm_90a").buckets[bucketOf(c.tokens)];
+    const bool swap256 = g.gemm1.swap && g.gemm1.bm == 256 && g.gemm2.swap && g.gemm2.bm == 256;
+    EXPECT_EQ(swap256, c.swap256) << workload::canonicalText(c.shape) << " T=" << c.tokens << ": "
+                                  << g.gemm1.suffix() << " : " << g.gemm2.suffix();
+    if (swap256) {
+      EXPECT_EQ(g.gemm1.suffix(), "bm256_bn64_s4_swap");
+      EXPECT_EQ(g.gemm2.suffix(), "bm256_bn128_s4_swap");
+    }
   }
 }
 

@@ -49,6 +49,26 @@ TileConfig gemm2Tile(int hidden) {
   return codegen::wsTile(narrowest({256, 192, 128, 64}, hidden), 3, true);
 }
 
+/// Whether the 256-row swap-AB pair (bm256_bn64_s4_swap :
+/// bm256_bn128_s4_swap) runs a bucket of `rows` per expert. At ~128 rows
+/// half the experts spill a few rows into a second 128-row ws tile, which
+/// reads the expert's weights again; a 256-row token tile holds them all.
+/// Measured (NOTES.md, sessions 25, 38, 40 and 45): the tuner's pick at
+/// 128-192 rows in six of the nine tabled shapes, five of them on both
+/// cards (2.4-17%; bench's ABAB confirmed it in session 25), and 6-13% in
+/// bench on three of four untabled shapes at 128-160 rows; the seed shape
+/// gains ~1% on the H100, 4% on the H200 (whose table keeps the ws pair,
+/// for the cold get). Not:
+/// - at 64-96 rows or from 256 (it loses 2-3% at 64, 5-14% from 256);
+/// - where its 128-row weight tiles pad I or H (H=I=2880: a tie);
+/// - where its GEMM1 tiles (E * I/64) are under ~2 waves of 132 SMs: the
+///   seed shape at E=16 (192 tiles) lost 1.5%, narrower ws tiles win
+///   there.
+bool swap256Pays(const MoeShape &shape, double rows) {
+  return rows > 96 && rows <= 192 && shape.intermediate % 128 == 0 && shape.hidden % 128 == 0 &&
+         static_cast<int64_t>(shape.experts) * (shape.intermediate / 64) >= 256;
+}
+
 GemmPlan heuristic(const MoeShape &shape, double rows) {
   // Swap-AB weight streams while an expert gets few rows: 32 token rows
   // and 9 stages up to 16 rows per expert (the tuner's pick in every such
@@ -62,10 +82,13 @@ GemmPlan heuristic(const MoeShape &shape, double rows) {
     return {codegen::swapTile(32, 9, GemmKind::Gemm1), codegen::swapTile(32, 9, GemmKind::Gemm2)};
   if (rows <= 48)
     return {codegen::swapTile(64, 7, GemmKind::Gemm1), codegen::swapTile(64, 7, GemmKind::Gemm2)};
+  if (swap256Pays(shape, rows))
+    return {codegen::swapTile(256, 4, GemmKind::Gemm1), codegen::swapTile(256, 4, GemmKind::Gemm2)};
   // Persistent warp-specialised 128x256 tiles (GEMM1: 128 columns of gate
-  // and up): from 64 rows per expert on (a ws tile won that bucket in all
-  // eight shipped tables that have it, 9-23% ahead of the 128-row wgmma
-  // tiles the heuristic took there before session 22). Both GEMMs
+  // and up) from 64 rows per expert on, where swap256Pays does not hold (a
+  // ws tile won that bucket in all eight shipped tables that have it, 9-23%
+  // ahead of the 128-row wgmma tiles the heuristic took there before
+  // session 22). Both GEMMs
   // stage their rows through shared memory (stmatrix, then a bulk copy per
   // row that runs on under the next tile): GEMM2 since issue 10 step 2,
   // GEMM1 since stmatrix made staging cheap (-0.8..-1.5% for the seed
