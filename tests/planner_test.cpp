@@ -67,14 +67,18 @@ TEST(Planner, OnlyGemm1FollowsTheRouting) {
 
 // GEMM1 keeps the x rows in L2 while x takes at most a third of it: on a
 // 50 MiB L2 (H100, H200) through T=4096 at hidden 2048 (16 MiB of bf16),
-// not at T=4096 and hidden 4096 (32 MiB), and never with no L2 known.
-TEST(Planner, Gemm1KeepsXInL2OnlyWhileXIsSmallAgainstIt) {
+// not at T=4096 and hidden 4096 (32 MiB); a third exactly, not a byte
+// more; never with no L2 known.
+TEST(Planner, Gemm1KeepsXInL2OnlyWhileXIsAThirdOfItAtMost) {
   const int64_t l2 = 50ll << 20;
   EXPECT_TRUE(keepsXInL2(4096ll * 2048 * 2, l2));
   EXPECT_TRUE(keepsXInL2(2048ll * 4096 * 2, l2));
   EXPECT_FALSE(keepsXInL2(4096ll * 4096 * 2, l2));
   EXPECT_FALSE(keepsXInL2(8192ll * 2048 * 2, l2));
+  EXPECT_TRUE(keepsXInL2(16ll << 20, 48ll << 20));
+  EXPECT_FALSE(keepsXInL2((16ll << 20) + 1, 48ll << 20));
   EXPECT_FALSE(keepsXInL2(1, 0));
+  EXPECT_FALSE(keepsXInL2(0, 0));
 }
 
 TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
@@ -96,7 +100,7 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
 }
 
 // The 256-row swap-AB pair runs the buckets of 97-192 rows per expert,
-// where its 128-row weight tiles pad neither I nor H and its GEMM1 tiles
+// where its weight tiles pad neither I (64 columns) nor H (128) and its GEMM1 tiles
 // (E * I/64) fill about two waves of SMs: the tables' and the sweep's
 // winners there (mixtral, qwen3-235b, deepseek-v2-lite, DeepSeek-V3-like,
 // Qwen3-Next-like), not the seed shape at E=16 (192 tiles), not H=I=2880,

@@ -17,11 +17,11 @@ using codegen::KernelSpec;
 namespace {
 const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
 
-/// The seed shape's kernels on sm_90a: 64- and 32-row swap-AB tiles and a
-/// persistent GEMM pair, as its shipped H200 table asks for (session 42:
-/// the table's T=1024 bucket no longer takes a GEMM2 of its own; the
-/// heuristic adds the 256-row swap-AB pair at T=2048 since session 45);
-/// with `bn192`, the second persistent GEMM2 the table held before.
+/// The seed shape's kernels on sm_90a under its shipped H200 table: 64- and
+/// 32-row swap-AB tiles and a persistent GEMM pair (session 42: the table's
+/// T=1024 bucket no longer takes a GEMM2 of its own); with `bn192`, the
+/// second persistent GEMM2 the table held before. Not the heuristic's set,
+/// which has the 256-row swap-AB pair too (T=2048, since session 45).
 std::vector<KernelSpec> seedKernels(bool bn192 = false) {
   std::vector<KernelSpec> specs = fixedSpecs(kSeed);
   for (const auto &[kind, tile] :

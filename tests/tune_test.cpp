@@ -403,37 +403,63 @@ TEST(Observability, AWarningIsLoggedOnce) {
 
 } // namespace
 
+namespace {
+/// Finalists timed with no spread between their two passes.
+std::vector<tune::FinalistTime> quiet(const std::vector<double> &ms) {
+  std::vector<tune::FinalistTime> times;
+  for (double m : ms)
+    times.push_back({m, 0});
+  return times;
+}
+} // namespace
+
 // The heuristic's plan (finalist 0) keeps a bucket unless another finalist
 // is faster by more than the margin; without it the fastest wins.
 TEST(Finalists, HeuristicKeepsABucketInsideTheNoiseMargin) {
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995, 1.020}, 1), 0u); // 0.5% faster: noise
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.980, 0.985}, 1), 1u); // 2% faster wins
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, 0), 1u);        // no heuristic finalist
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.995}, 1, 0.0), 1u);   // no margin
-  EXPECT_EQ(tune::pickFinalist({0.900, 0.950}, 1), 0u);        // heuristic fastest
+  EXPECT_EQ(tune::pickFinalist(quiet({1.000, 0.995, 1.020}), 1), 0u); // 0.5% faster: noise
+  EXPECT_EQ(tune::pickFinalist(quiet({1.000, 0.980, 0.985}), 1), 1u); // 2% faster wins
+  EXPECT_EQ(tune::pickFinalist(quiet({1.000, 0.995}), 0), 1u);        // no heuristic finalist
+  EXPECT_EQ(tune::pickFinalist(quiet({1.000, 0.995}), 1, 0.0), 1u);   // no margin
+  EXPECT_EQ(tune::pickFinalist(quiet({0.900, 0.950}), 1), 0u);        // heuristic fastest
 }
 
 // The winner of the bucket tuned before (finalist 1 here) is preferred
 // next: it adds no kernel either; the heuristic's plan still comes first.
 TEST(Finalists, PreviousBucketsWinnerIsPreferredNext) {
-  EXPECT_EQ(tune::pickFinalist({1.030, 1.000, 0.995}, 2), 1u); // heuristic 3.5% off, previous 0.5%
-  EXPECT_EQ(tune::pickFinalist({1.004, 1.000, 0.995}, 2), 0u); // both within: the heuristic's
-  EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 2), 2u); // neither within: the fastest
-  EXPECT_EQ(tune::pickFinalist({1.030, 1.020, 0.995}, 5), 2u); // preferred past the end: fine
+  EXPECT_EQ(tune::pickFinalist(quiet({1.030, 1.000, 0.995}), 2), 1u); // heuristic 3.5% off
+  EXPECT_EQ(tune::pickFinalist(quiet({1.004, 1.000, 0.995}), 2), 0u); // both within
+  EXPECT_EQ(tune::pickFinalist(quiet({1.030, 1.020, 0.995}), 2), 2u); // neither within
+  EXPECT_EQ(tune::pickFinalist(quiet({1.030, 1.020, 0.995}), 5), 2u); // preferred past the end
 }
 
-// The tie margin is the widest spread between a plan's two timings, at
-// least the floor: a 3% spread lets no finalist 2% faster win.
-TEST(Finalists, TieMarginIsTheWidestSpreadOfOnePlansTwoTimings) {
-  EXPECT_DOUBLE_EQ(tune::tieMargin({1.000, 0.990}, {1.002, 0.991}), 0.01); // quiet: the floor
-  EXPECT_NEAR(tune::tieMargin({1.000, 0.990}, {1.030, 0.991}), 0.03, 1e-12);
-  EXPECT_NEAR(tune::tieMargin({1.000, 1.040}, {1.010, 1.000}), 0.04, 1e-12); // either way round
-  EXPECT_NEAR(tune::tieMargin({1.000}, {1.005}, 0.0), 0.005, 1e-12); // no floor
-  EXPECT_DOUBLE_EQ(tune::tieMargin({}, {}), 0.01);
-  const double margin = tune::tieMargin({1.000, 0.980}, {1.030, 0.980});
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.980}, 1, margin), 0u); // 2% faster, 3% noise
-  EXPECT_EQ(tune::pickFinalist({1.000, 0.980}, 1), 1u);         // against the 1% floor alone
-  EXPECT_EQ(tune::pickFinalist({1.040, 0.980}, 1, margin), 1u); // 5.8% faster wins
+// Timed ABC then CBA: finalist i's medians are i and 2n-1-i; its time is
+// their mean, its spread their difference over the lower.
+TEST(Finalists, TwoPassesFoldIntoAMeanAndASpread) {
+  const auto times = tune::foldPasses({1.000, 2.000, 2.200, 1.030});
+  ASSERT_EQ(times.size(), 2u);
+  EXPECT_DOUBLE_EQ(times[0].ms, 1.015);
+  EXPECT_NEAR(times[0].spread, 0.03, 1e-12);
+  EXPECT_DOUBLE_EQ(times[1].ms, 2.1);
+  EXPECT_NEAR(times[1].spread, 0.1, 1e-12);
+  EXPECT_TRUE(tune::foldPasses({}).empty());
+}
+
+// The margin between a preferred plan and the fastest is the larger of
+// their spreads, within [1%, 5%]: a 3% spread keeps the heuristic against
+// a plan 2% faster; a noisy outsider raises no one else's bar; a plan
+// faster by more than 5% wins however noisy the passes.
+TEST(Finalists, TheMarginIsTheNoiseOfThePlansCompared) {
+  using tune::FinalistTime;
+  const std::vector<FinalistTime> noisy_heuristic = {{1.000, 0.03}, {0.980, 0.002}};
+  EXPECT_EQ(tune::pickFinalist(noisy_heuristic, 1), 0u);
+  const std::vector<FinalistTime> noisy_fastest = {{1.000, 0.002}, {0.980, 0.03}};
+  EXPECT_EQ(tune::pickFinalist(noisy_fastest, 1), 0u);
+  const std::vector<FinalistTime> noisy_outsider = {
+      {1.000, 0.002}, {0.980, 0.002}, {1.200, 0.20}};
+  EXPECT_EQ(tune::pickFinalist(noisy_outsider, 1), 1u);
+  const std::vector<FinalistTime> capped = {{1.000, 0.20}, {0.930, 0.002}};
+  EXPECT_EQ(tune::pickFinalist(capped, 1), 1u);
+  EXPECT_EQ(tune::pickFinalist(capped, 1, 0.01, 0.10), 0u); // a 10% cap keeps it
 }
 
 // Buckets are tuned from the largest down, each once, so that a mid bucket

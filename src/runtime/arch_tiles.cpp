@@ -60,12 +60,13 @@ TileConfig gemm2Tile(int hidden) {
 /// gains ~1% on the H100, 4% on the H200 (whose table keeps the ws pair,
 /// for the cold get). Not:
 /// - at 64-96 rows or from 256 (it loses 2-3% at 64, 5-14% from 256);
-/// - where its 128-row weight tiles pad I or H (H=I=2880: a tie);
+/// - where its weight tiles pad I or H (a GEMM1 tile holds 64 columns of
+///   I, a GEMM2 tile 128 of H: H=I=2880, a tie, pads H by half a tile);
 /// - where its GEMM1 tiles (E * I/64) are under ~2 waves of 132 SMs: the
 ///   seed shape at E=16 (192 tiles) lost 1.5%, narrower ws tiles win
 ///   there.
 bool swap256Pays(const MoeShape &shape, double rows) {
-  return rows > 96 && rows <= 192 && shape.intermediate % 128 == 0 && shape.hidden % 128 == 0 &&
+  return rows > 96 && rows <= 192 && shape.intermediate % 64 == 0 && shape.hidden % 128 == 0 &&
          static_cast<int64_t>(shape.experts) * (shape.intermediate / 64) >= 256;
 }
 

@@ -124,7 +124,7 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
     if (spec.kind == KernelKind::Gemm1) {
       int l2_bytes = 0;
       MOEJIT_CU(cuDeviceGetAttribute(&l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device));
-      k.gathers_x_beside_l2 = l2_bytes;
+      k.l2_bytes = l2_bytes;
     }
   }
   const store::EntryMeta &m = built.entry.meta;
@@ -276,7 +276,9 @@ llvm::Error enqueueCombine(const MoeShape &shape, const LoadedKernel &combine,
 
 } // namespace
 
-bool keepsXInL2(int64_t x_bytes, int64_t l2_bytes) { return x_bytes * 3 <= l2_bytes; }
+bool keepsXInL2(int64_t x_bytes, int64_t l2_bytes) {
+  return l2_bytes > 0 && x_bytes * 3 <= l2_bytes;
+}
 
 bool stagesChainSafely(unsigned stages) {
   return !(stages & kRouting) || (stages & kGemm1) || !(stages & (kGemm2 | kCombine));
@@ -301,11 +303,12 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   const bool zero_in_gemm1 = adds_to_y && (stages & kGemm1) && k.gemm1->can_zero_y &&
                              p.y != p.x && reinterpret_cast<uintptr_t>(p.y) % 16 == 0;
   const bool zero_first = adds_to_y && !zero_in_gemm1 && (stages & kRouting) && p.y != p.x;
+  // x and y alike: T rows of H elements.
+  const int64_t xy_bytes =
+      static_cast<int64_t>(p.tokens) * shape.hidden * dtype_bytes(shape.dtype);
   auto zeroY = [&]() -> llvm::Error {
     MOEJIT_CU(cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(p.y), 0,
-                              static_cast<size_t>(p.tokens) * shape.hidden *
-                                  dtype_bytes(shape.dtype),
-                              stream));
+                              static_cast<size_t>(xy_bytes), stream));
     return llvm::Error::success();
   };
   if (zero_first)
@@ -317,9 +320,7 @@ llvm::Error enqueueCall(const MoeShape &shape, const CallKernels &k, const GemmP
   if (stages & kGemm1) {
     LaunchParams p1 = p;
     p1.zero_y = zero_in_gemm1 ? p.y : nullptr;
-    const int64_t x_bytes =
-        static_cast<int64_t>(p.tokens) * shape.hidden * dtype_bytes(shape.dtype);
-    p1.keep_x_in_l2 = keepsXInL2(x_bytes, k.gemm1->gathers_x_beside_l2) ? 1 : 0;
+    p1.keep_x_in_l2 = keepsXInL2(xy_bytes, k.gemm1->l2_bytes) ? 1 : 0;
     if (llvm::Error e = enqueueGemm(shape, KernelKind::Gemm1, *k.gemm1, plan.gemm1, geo, p1, stream))
       return e;
   }

@@ -58,10 +58,10 @@ struct LoadedKernel {
   /// A GEMM1 that can zero y for such a GEMM2 while it runs (the
   /// warp-specialised gather kernels: LaunchParams::zero_y).
   bool can_zero_y = false;
-  /// The device's L2 bytes, for a GEMM1 that gathers x rows under an L2
-  /// policy (the warp-specialised GEMM1s: LaunchParams::keep_x_in_l2); 0
-  /// for the others.
-  int64_t gathers_x_beside_l2 = 0;
+  /// The device's L2 size in bytes where the kernel gathers x rows under an
+  /// L2 policy (the warp-specialised GEMM1s: LaunchParams::keep_x_in_l2);
+  /// 0 for the others.
+  int64_t l2_bytes = 0;
   /// A GEMM2 that writes partial in the blocked layout of its BN columns
   /// (moejit_abi::partial_block_offset), which the combine then reads;
   /// 0: rows by assignment.

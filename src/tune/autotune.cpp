@@ -477,29 +477,24 @@ llvm::Expected<BucketRecord> Tuner::tuneBucket(int bucket, const GemmPlan *previ
   // differ by the noise of this card at this moment, which a finalist must
   // beat a preferred plan by to add its kernels (single medians picked
   // noise-level variants: bm16 s3 against s4, NOTES session 42).
-  const size_t n = finalists.size();
   std::vector<std::function<llvm::Error()>> runs;
   for (const GemmPlan &plan : finalists)
     runs.push_back([this, plan, T] { return enqueueStage(plan, T, runtime::kAllStages); });
-  for (size_t i = n; i-- > 0;)
+  for (size_t i = finalists.size(); i-- > 0;)
     runs.push_back(runs[i]);
   auto medians = timeInterleaved(runs);
   if (!medians)
     return medians.takeError();
-  const std::vector<double> forwards(medians->begin(), medians->begin() + n),
-      backwards(medians->rbegin(), medians->rbegin() + n);
-  std::vector<double> ms(n);
-  for (size_t i = 0; i < n; ++i)
-    ms[i] = (forwards[i] + backwards[i]) / 2;
-  const double margin = tieMargin(forwards, backwards);
-  const size_t win = pickFinalist(ms, preferred, margin);
+  const std::vector<FinalistTime> times = foldPasses(*medians);
+  const size_t win = pickFinalist(times, preferred);
   record.choice = finalists[win];
-  record.ms = ms[win];
-  record.heuristic_ms = heuristic_ok ? ms[0] : 0;
+  record.ms = times[win].ms;
+  record.heuristic_ms = heuristic_ok ? times[0].ms : 0;
   say(fmt::format("bucket {:2} T={:<5} rows/expert {:<7.4g} {:3} configs timed: {}:{} {:.4f} ms "
-                  "(heuristic {:.4f} ms, tie margin {:.1f}%)",
+                  "(spread {:.1f}%; heuristic {:.4f} ms, spread {:.1f}%)",
                   bucket, T, rows, timed, record.choice.gemm1.suffix(),
-                  record.choice.gemm2.suffix(), record.ms, record.heuristic_ms, margin * 100));
+                  record.choice.gemm2.suffix(), record.ms, times[win].spread * 100,
+                  record.heuristic_ms, heuristic_ok ? times[0].spread * 100 : 0.0));
   return record;
 }
 
@@ -568,22 +563,28 @@ llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested) 
   return buckets;
 }
 
-double tieMargin(const std::vector<double> &first, const std::vector<double> &second,
-                 double floor) {
-  double margin = floor;
-  for (size_t i = 0; i < first.size() && i < second.size(); ++i) {
-    const double low = std::min(first[i], second[i]);
-    if (low > 0)
-      margin = std::max(margin, std::abs(first[i] - second[i]) / low);
+std::vector<FinalistTime> foldPasses(const std::vector<double> &medians) {
+  const size_t n = medians.size() / 2;
+  std::vector<FinalistTime> times(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double a = medians[i], b = medians[2 * n - 1 - i], low = std::min(a, b);
+    times[i] = {(a + b) / 2, low > 0 ? std::abs(a - b) / low : 0};
   }
-  return margin;
+  return times;
 }
 
-size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin) {
-  const size_t fastest = std::min_element(ms.begin(), ms.end()) - ms.begin();
-  for (size_t i = 0; i < preferred && i < ms.size(); ++i)
-    if (ms[fastest] >= ms[i] * (1.0 - margin))
+size_t pickFinalist(const std::vector<FinalistTime> &times, size_t preferred, double floor,
+                    double cap) {
+  const size_t fastest =
+      std::min_element(times.begin(), times.end(),
+                       [](const FinalistTime &a, const FinalistTime &b) { return a.ms < b.ms; }) -
+      times.begin();
+  for (size_t i = 0; i < preferred && i < times.size(); ++i) {
+    const double margin =
+        std::clamp(std::max(times[i].spread, times[fastest].spread), floor, std::max(floor, cap));
+    if (times[fastest].ms >= times[i].ms * (1.0 - margin))
       return i;
+  }
   return fastest;
 }
 

@@ -37,19 +37,28 @@ struct TuneOptions {
 /// outside 0..kBucketCount-1.
 llvm::Expected<std::vector<int>> tuningOrder(const std::vector<int> &requested);
 
-/// The margin by which a finalist must beat a preferred one: the widest
-/// relative difference between the two timings of one plan (`first[i]`
-/// and `second[i]`, interleaved on one stream), and at least `floor`.
-double tieMargin(const std::vector<double> &first, const std::vector<double> &second,
-                 double floor = 0.01);
+/// A finalist timed twice, interleaved: the mean of its two medians, and
+/// their spread relative to the lower (the noise of that card at that
+/// moment).
+struct FinalistTime {
+  double ms = 0;
+  double spread = 0;
+};
 
-/// Which finalist of a bucket wins, given their whole-run times `ms`, whose
-/// first `preferred` entries are plans that add no kernel (the heuristic's
-/// plan, the winner of the bucket tuned before): the first of those within `margin`
-/// (a fraction) of the fastest, else the fastest. Differences inside
-/// run-to-run noise then pick no kernel of their own, so plans share
-/// kernels and a cold get() compiles fewer.
-size_t pickFinalist(const std::vector<double> &ms, size_t preferred, double margin = 0.01);
+/// Folds the medians of n finalists timed forwards then backwards (ABC CBA:
+/// medians[i] and medians[2n-1-i] are finalist i's) into their times.
+std::vector<FinalistTime> foldPasses(const std::vector<double> &medians);
+
+/// Which finalist of a bucket wins, given their times, whose first
+/// `preferred` entries are plans that add no kernel (the heuristic's plan,
+/// the winner of the bucket tuned before): the first of those within the
+/// margin of the fastest, else the fastest. The margin between a preferred
+/// plan and the fastest is the larger of their two spreads, kept within
+/// [floor, cap]: differences inside run-to-run noise then pick no kernel
+/// of their own (plans share kernels and a cold get() compiles fewer),
+/// while one noisy pass cannot hide a plan faster by more than `cap`.
+size_t pickFinalist(const std::vector<FinalistTime> &times, size_t preferred, double floor = 0.01,
+                    double cap = 0.05);
 
 /// Tunes `shape` on `device` (arch is its target, e.g. "sm_90a"), compiling
 /// through `store`. The record says which configs won per bucket, with the

@@ -28,8 +28,8 @@ struct BucketRecord {
   int bucket = 0;           ///< runtime::bucketOf
   int64_t tokens = 0;       ///< the representative T it was timed at
   runtime::GemmPlan choice; ///< the winner
-  double ms = 0;            ///< whole run with the winner (median)
-  double heuristic_ms = 0;  ///< whole run with the heuristic's plan
+  double ms = 0;            ///< whole run with the winner (mean of two interleaved medians)
+  double heuristic_ms = 0;  ///< whole run with the heuristic's plan (the same)
 };
 
 struct TuningRecord {

@@ -5,13 +5,6 @@
 
 namespace moejit_dev {
 
-/// Copies 16 bytes, or writes 16 zero bytes when `valid` is false (the
-/// source is then not read, but must still be a mapped address).
-__device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
-}
-
 /// An L2 policy under which the lines a load brings in are the last to be
 /// evicted: token rows that other tiles of the expert read again while the
 /// weight stream passes through L2.
@@ -35,6 +28,13 @@ __device__ __forceinline__ void cp_async_16_bytes(unsigned dst, const void *src,
   else
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                  "r"(bytes));
+}
+
+/// Copies 16 bytes to the shared memory at `dst`, or writes 16 zero bytes
+/// when `valid` is false (the source is then not read, but must still be a
+/// mapped address); no L2 hint.
+__device__ __forceinline__ void cp_async_16(void *dst, const void *src, bool valid) {
+  cp_async_16_bytes<false>(smem_addr(dst), src, valid ? 16 : 0, 0);
 }
 
 /// cp_async_16_bytes where `issue`, nothing elsewhere: the predicate sits

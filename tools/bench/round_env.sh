@@ -75,7 +75,7 @@ gpu_suite() {
 # and "mean ..." lines join the summary, its logs come back in $OUT/ab.
 ab_interleaved() {
   OUT=$out/ab BINS="$1" RUNS=${RUNS:-30} ROUNDS=${ROUNDS:-2} CASE_LIMIT=${CASE_LIMIT:-60} \
-    CASES="$2" bash "$(dirname "${BASH_SOURCE[0]}")/multi_ab.sh" > /dev/null 2>&1
+    CASES="$2" bash "$(dirname "${BASH_SOURCE[0]}")/multi_ab.sh" > /dev/null 2> "$logs/ab.err"
   echo "ab $SECONDS s" >> "$summary"
   grep -E "^(ab|mean) " "$out/ab/summary.txt" >> "$summary"
 }
