@@ -100,11 +100,13 @@ TEST(Planner, HopperUsesWgmmaOnlyForSm90a) {
 }
 
 // The 256-row swap-AB pair runs the buckets of 97-192 rows per expert,
-// where its weight tiles pad neither I (64 columns) nor H (128) and its GEMM1 tiles
-// (E * I/64) fill about two waves of SMs: the tables' and the sweep's
-// winners there (mixtral, qwen3-235b, deepseek-v2-lite, DeepSeek-V3-like,
-// Qwen3-Next-like), not the seed shape at E=16 (192 tiles), not H=I=2880,
-// not at 64, 96 or 256 rows.
+// where its weight tiles pad neither I (64 columns) nor H (128), its GEMM1
+// tiles (E * I/64) fill about two waves of SMs, and the experts are few or
+// their weights large: the tables' and the sweep's winners there (mixtral,
+// deepseek-v2-lite, the seed shape at E=32 and 64, DeepSeek-V3-like, k2
+// H4096 I1536 E16); not the seed shape at E=16 (192 tiles) or at E=128
+// (its cold get), not Qwen3-Next-like (E=512, small weights), not
+// H=I=2880, not at 64, 80, 96 or 256 rows.
 TEST(Planner, HopperRunsTheSwap256PairWhereItWon) {
   struct Case {
     MoeShape shape;
@@ -112,13 +114,15 @@ TEST(Planner, HopperRunsTheSwap256PairWhereItWon) {
     bool swap256;
   };
   const MoeShape seed{8, 2048, 768, 128, DType::BF16}, seed16{8, 2048, 768, 16, DType::BF16},
+      seed32{8, 2048, 768, 32, DType::BF16}, seed64{8, 2048, 768, 64, DType::BF16},
       mixtral{2, 4096, 14336, 8, DType::BF16}, deepseek{6, 2048, 1408, 64, DType::BF16},
       v3like{8, 7168, 2048, 256, DType::BF16}, next{10, 2048, 512, 512, DType::BF16},
-      odd{4, 2880, 2880, 128, DType::BF16};
-  const Case cases[] = {{mixtral, 512, true},   {deepseek, 2048, true}, {deepseek, 1024, false},
-                        {v3like, 4096, true},   {v3like, 8192, false},  {next, 8192, true},
-                        {next, 4096, false},    {seed, 2048, true},     {seed, 1024, false},
-                        {seed, 4096, false},    {seed16, 256, false},   {odd, 4096, false}};
+      k2e16{2, 4096, 1536, 16, DType::BF16}, odd{4, 2880, 2880, 128, DType::BF16};
+  const Case cases[] = {
+      {mixtral, 512, true},  {deepseek, 2048, true}, {deepseek, 1024, false}, {v3like, 4096, true},
+      {v3like, 8192, false}, {k2e16, 1024, true},    {k2e16, 512, false},     {seed32, 512, true},
+      {seed64, 1024, true},  {seed16, 256, false},   {seed, 2048, false},     {seed, 1024, false},
+      {next, 8192, false},   {next, 4096, false},    {odd, 4096, false}};
   for (const Case &c : cases) {
     const GemmPlan g = heuristicPlan(c.shape, "sm_90a").buckets[bucketOf(c.tokens)];
     const bool swap256 = g.gemm1.swap && g.gemm1.bm == 256 && g.gemm2.swap && g.gemm2.bm == 256;

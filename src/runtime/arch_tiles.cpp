@@ -56,18 +56,25 @@ TileConfig gemm2Tile(int hidden) {
 /// Measured (NOTES.md, sessions 25, 38, 40 and 45): the tuner's pick at
 /// 128-192 rows in six of the nine tabled shapes, five of them on both
 /// cards (2.4-17%; bench's ABAB confirmed it in session 25), and 6-13% in
-/// bench on three of four untabled shapes at 128-160 rows; the seed shape
-/// gains ~1% on the H100, 4% on the H200 (whose table keeps the ws pair,
-/// for the cold get). Not:
+/// bench on three of four untabled shapes at 128-160 rows. Not:
 /// - at 64-96 rows or from 256 (it loses 2-3% at 64, 5-14% from 256);
 /// - where its weight tiles pad I or H (a GEMM1 tile holds 64 columns of
 ///   I, a GEMM2 tile 128 of H: H=I=2880, a tie, pads H by half a tile);
 /// - where its GEMM1 tiles (E * I/64) are under ~2 waves of 132 SMs: the
 ///   seed shape at E=16 (192 tiles) lost 1.5%, narrower ws tiles win
-///   there.
+///   there;
+/// - with many experts of small weights (E > 64, I*H < 2^21, 12 MB of bf16
+///   an expert): there a second row tile finds more of its expert's
+///   weights still in L2 (session 44), and the gain is smallest (the seed
+///   shape, E=128: ~1% on the H100; Qwen3-Next-like, E=512, gained 5.8%
+///   and is left out with it). The seed shape's cold get (issue 10: under
+///   1 s, `warm --arch sm_90a`, which warms the heuristic's plan) has no
+///   room for the two 256-row kernels (~2 s of NVRTC).
 bool swap256Pays(const MoeShape &shape, double rows) {
+  const bool large_or_few = static_cast<int64_t>(shape.intermediate) * shape.hidden >= (1 << 21) ||
+                            shape.experts <= 64;
   return rows > 96 && rows <= 192 && shape.intermediate % 64 == 0 && shape.hidden % 128 == 0 &&
-         static_cast<int64_t>(shape.experts) * (shape.intermediate / 64) >= 256;
+         static_cast<int64_t>(shape.experts) * (shape.intermediate / 64) >= 256 && large_or_few;
 }
 
 GemmPlan heuristic(const MoeShape &shape, double rows) {

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # For the next session, on any card (on an H200 the done-when figures
-# first): the heuristic's 256-row swap-AB rule (150b5c2; bundled at
-# 0052644) against the commit before it (150b5c2^), on shapes that no
+# first): the heuristic's 256-row swap-AB rule (150b5c2, narrowed after
+# it; bundle the head) against the commit before it (150b5c2^), on shapes that no
 # table of the card holds, interleaved (2 rounds, 20 runs); then
 # tune_gpu_test (0052644's tuner margins). Bundle: `bash
 # tools/bench/bundle.sh $(bash tools/bench/build_base.sh 150b5c2^ | tail
 # -1)`; carry build-gpu.
 # Prediction (H100; session 40's sweep and tables): DeepSeek-V3-like
-# T=4096 -12%, Qwen3-Next-like T=8192 -6%, k2 H4096 I1536 E16 T=1024 -6%,
-# the seed shape T=2048 -1% (no H100 table), E=64 T=1024 0..-2% (the H100
-# tuner called it a tie). On an H200 the seed shape and E=64 run their
-# tables (unchanged, so equal).
+# T=4096 -12%, k2 H4096 I1536 E16 T=1024 -6%, E=64 T=1024 0..-2% (the
+# H100 tuner called it a tie); Qwen3-Next-like T=8192 and the seed shape
+# T=2048 unchanged (the rule leaves them out). On an H200 the seed shape
+# and E=64 run their tables (unchanged, so equal).
 source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
 card_and_done_when moejit
