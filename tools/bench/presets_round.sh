@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The five presets at every power-of-two T from 1 to 16384 against another
 # build (build-gpu/moejit-base, e.g. main 6caa88e: tools/bench/build_base.sh
-# then bundle.sh BASE), on the GPU machine. Per preset the two binaries run
+# then bundle.sh BASE; BASE=NAME names another binary of build-gpu), on the
+# GPU machine. Per preset the two binaries run
 # one after the other, the first alternating from preset to preset so that
 # heat weighs on both; each has its own cache. RUNS timed runs per case
 # (default 15); PRESETS (names) and TOKENS narrow the round. Logs in
@@ -19,16 +20,17 @@ tokens=""
 for t in ${TOKENS:-1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384}; do
   tokens="$tokens --tokens $t"
 done
+base=${BASE:-moejit-base}
 cache=$(mktemp -d) cache_base=$(mktemp -d)
 i=0
 for entry in "${presets[@]}"; do
   name=${entry%% *} shape=${entry#* }
   [ -z "${PRESETS:-}" ] || [[ " $PRESETS " == *" $name "* ]] || continue
-  order="moejit moejit-base"
-  [ $((i % 2)) = 1 ] && order="moejit-base moejit"
+  order="moejit $base"
+  [ $((i % 2)) = 1 ] && order="$base moejit"
   for bin in $order; do
     c=$cache
-    [ $bin = moejit-base ] && c=$cache_base
+    [ $bin = "$base" ] && c=$cache_base
     MOEJIT_CACHE_DIR=$c timeout 150 ./$b/$bin bench --shape "$shape" $tokens --runs "${RUNS:-15}" \
       > "$logs/${name}_$bin.log" 2>&1
     echo "$name $bin rc=$?" >> "$summary"
