@@ -18,11 +18,10 @@ using codegen::KernelSpec;
 namespace {
 const MoeShape kSeed{8, 2048, 768, 128, DType::BF16};
 
-/// The seed shape's kernels on sm_90a under its shipped H200 table: 64- and
-/// 32-row swap-AB tiles and a persistent GEMM pair (session 42: the table's
-/// T=1024 bucket no longer takes a GEMM2 of its own); with `bn192`, the
-/// second persistent GEMM2 the table held before. Not the heuristic's set,
-/// which has the 256-row swap-AB pair too (T=2048, since session 45).
+/// The seed shape's kernels on sm_90a under the heuristic's plan (its H200
+/// table, the same plan in every bucket, was removed in session 46): 64-
+/// and 32-row swap-AB tiles and a persistent GEMM pair; with `bn192`, the
+/// second persistent GEMM2 the H200 table held before session 42.
 std::vector<KernelSpec> seedKernels(bool bn192 = false) {
   std::vector<KernelSpec> specs = fixedSpecs(kSeed);
   for (const auto &[kind, tile] :
