@@ -1,5 +1,5 @@
 // The tuning tables shipped with moejit: cache/tuning/<gpu slug>/*.json,
-// embedded into the library at build time (cmake/embed_tuning.cmake), so a
+// embedded into the library at build time (cmake/embed_files.cmake), so a
 // deployment needs no file beside the binary to skip the heuristic.
 #pragma once
 
