@@ -3,11 +3,11 @@
 # moejit-base, 6caa88e's CLI as moejit-6caa88e).
 #   H200: s46/next.sh (the done-when figures on a cold card, the presets
 #     against 6caa88e, one round of the swap256 rule).
-#   Other cards: the two H100 table buckets shipped in session 47 (seed
-#     shape E=16 T=32, E=32 T=256) against the heuristic through
-#     `bench --compare-heuristic` (the shipped plan as get() picks it),
-#     both T of each shape in one process, 50 runs, twice. Prediction:
-#     -1..-2% at E=16 T=32, -3..-6% at E=32 T=256; the other T equal.
+#   Other cards: does `bench` favour a slot? (Session 47's paired run:
+#     at E=8 and E=16 T=256 the pair timed second ran 3-5% faster in both
+#     orders.) The same pair twice in one process (--config X --config X),
+#     at those two cases and the seed shape at T=256, 50 runs, twice; then
+#     three copies. Prediction: equal within 1% if bench has no slot bias.
 here=$(dirname "$0")
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   exec bash "$here/../s46/next.sh"
@@ -15,13 +15,18 @@ fi
 source "$here/../../round_env.sh"
 trap finish_round EXIT
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv >> "$summary"
-for round in 1 2; do
-  for c in "16 32 64" "32 256 512"; do
-    set -- $c
-    log=$logs/shipped_e$1_r$round.log
-    MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit bench --shape experts=$1 --tokens $2 \
-      --tokens $3 --compare-heuristic --runs 50 > "$log" 2>&1
-    echo "shipped E=$1 round $round rc=$?" >> "$summary"
+wss_e8=bm128_bn96_s5_wss:bm128_bn128_s6_wss
+wss_e16=bm128_bn96_s4_wss:bm128_bn128_s6_wss
+seed=bm128_bn128_s4_wss:bm128_bn256_s3_wss
+for c in "8 $wss_e8 2" "16 $wss_e16 2" "128 $seed 2" "8 $wss_e8 3" "16 $wss_e16 3"; do
+  set -- $c
+  configs=""
+  for i in $(seq $3); do configs="$configs --config $2"; done
+  for round in 1 2; do
+    log=$logs/slots_e$1_x$3_r$round.log
+    MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit bench --shape experts=$1 --tokens 256 \
+      $configs --runs 50 > "$log" 2>&1
+    echo "slots E=$1 copies $3 round $round rc=$?" >> "$summary"
     grep -E " (yes|NO) " "$log" >> "$summary"
   done
 done
