@@ -5,7 +5,12 @@
 #     against 6caa88e, one round of the swap256 rule).
 #   Other cards: the head's GPU suites (runtime, Python op, C ABI host,
 #     tuner). The kernels are 33c7bc8's, but the embedding script (136b172)
-#     and the H100 tables (10f16f1) have not met a GPU suite yet.
+#     and the H100 tables (10f16f1) have not met a GPU suite yet. First,
+#     which slot runs slow when two different sets share a process (session
+#     47: E=16 T=256, the s4 and s5 pairs; session 48 call 1: none when
+#     the sets are the same): orders A B, A A B, A B A, B A A. Prediction,
+#     if a set runs slow right after a *different* set: in A A B the first
+#     A and B slow, the second A fast; in A B A the first A fast.
 here=$(dirname "$0")
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   exec bash "$here/../s46/next.sh"
@@ -13,6 +18,19 @@ fi
 source "$here/../../round_env.sh"
 trap finish_round EXIT
 nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv >> "$summary"
+A=bm128_bn96_s4_wss:bm128_bn128_s6_wss B=bm128_bn96_s5_wss:bm128_bn128_s6_wss
+slot_cache=$(mktemp -d)
+for order in "$A $B" "$A $A $B" "$A $B $A" "$B $A $A"; do
+  configs=""
+  for c in $order; do configs="$configs --config $c"; done
+  for round in 1 2; do
+    MOEJIT_CACHE_DIR=$slot_cache timeout 60 ./$b/moejit bench --shape experts=16 --tokens 256 \
+      $configs --runs 50 > "$logs/slots.log" 2>&1
+    rc=$?
+    echo "slots order $(echo $order | sed "s/$A/A/g; s/$B/B/g") round $round rc=$rc" >> "$summary"
+    grep -E " (yes|NO) " "$logs/slots.log" | awk '{print $4, $NF}' | sed "s/$A/A/; s/$B/B/" >> "$summary"
+  done
+done
 gpu_suite runtime runtime_gpu_test 330
 gpu_suite tune tune_gpu_test 90
 MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$PWD/$b/py timeout 150 python3 tests/python/test_torch.py \
