@@ -11,13 +11,9 @@
 #     the sets are the same): orders A B, A A B, A B A, B A A. Prediction,
 #     if a set runs slow right after a *different* set: in A A B the first
 #     A and B slow, the second A fast; in A B A the first A fast.
-here=$(dirname "$0")
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  exec bash "$here/../s46/next.sh"
-fi
-source "$here/../../round_env.sh"
+source "$(dirname "$0")/../../round_env.sh"
 trap finish_round EXIT
-nvidia-smi --query-gpu=name,clocks.sm,power.draw,temperature.gpu --format=csv >> "$summary"
+card_or_done_when_round
 A=bm128_bn96_s4_wss:bm128_bn128_s6_wss B=bm128_bn96_s5_wss:bm128_bn128_s6_wss
 slot_cache=$(mktemp -d)
 for order in "$A $B" "$A $A $B" "$A $B $A" "$B $A $A"; do
