@@ -27,10 +27,10 @@ for order in "$A $B" "$A $A $B" "$A $B $A" "$B $A $A"; do
     grep -E " (yes|NO) " "$logs/slots.log" | awk '{print $4, $NF}' | sed "s/$A/A/; s/$B/B/" >> "$summary"
   done
 done
-gpu_suite runtime runtime_gpu_test 240
 gpu_suite tune tune_gpu_test 90
 MOEJIT_CACHE_DIR=$(mktemp -d) PYTHONPATH=$PWD/$b/py timeout 150 python3 tests/python/test_torch.py \
   > "$logs/python_torch.log" 2>&1
 echo "test_torch.py rc=$? $SECONDS s $(tail -1 "$logs/python_torch.log")" >> "$summary"
 LD_LIBRARY_PATH=$b timeout 60 ./$b/c_abi_consumer "$(mktemp -d)/c_abi" > "$logs/c_abi.log" 2>&1
 echo "c_abi_consumer rc=$? $(tail -1 "$logs/c_abi.log")" >> "$summary"
+gpu_suite runtime runtime_gpu_test 240
