@@ -546,6 +546,30 @@ TEST(HostileCache, FailedCompileSourcesAreBounded) {
   EXPECT_NE(errorMessage(compiled.takeError()).find("(not kept:"), std::string::npos);
 }
 
+// A link planted at the folder's name (another user, where /tmp does not
+// protect links) leads nowhere: its target's own .cu files are neither
+// added to nor pruned.
+TEST(HostileCache, FailedCompileSourcesRefuseALinkedFolder) {
+  testkit::TempDir dir("moejit-hostile-test");
+  testkit::EnvVar tmp("TMPDIR", dir.path.c_str());
+  const std::string victim = dir.path + "/victim";
+  ASSERT_EQ(::mkdir(victim.c_str(), 0700), 0);
+  for (int i = 0; i < 40; ++i)
+    writeFile(victim + "/mine-" + std::to_string(i) + ".cu", "int x;");
+  const std::string kept = dir.path + "/moejit-" + std::to_string(::geteuid());
+  ASSERT_EQ(::symlink(victim.c_str(), kept.c_str()), 0);
+  auto compiled = nvrtc::compile("moe_broken", "this is not CUDA;", "sm_80");
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  const std::string message = errorMessage(compiled.takeError());
+  EXPECT_NE(message.find("(not kept:"), std::string::npos) << message;
+  EXPECT_NE(message.find("symbolic link"), std::string::npos) << message;
+  size_t files = 0;
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(victim, ec), end; it != end && !ec; it.increment(ec))
+    ++files;
+  EXPECT_EQ(files, 40u);
+}
+
 TEST(HostileCache, ArchSpellingsAreCheckedStrictly) {
   for (const char *good : {"sm_80", "sm_86", "sm_90", "sm_90a"})
     EXPECT_FALSE(static_cast<bool>(nvrtc::checkArch(good))) << good;

@@ -410,6 +410,26 @@ TEST(Store, KeyLockIsExclusiveAndLeavesNoFile) {
   EXPECT_FALSE(exists(lock_path));
 }
 
+// A holder that never lets go (another user's process on a shared root, or
+// a stopped one) costs a compile its lock after a bounded wait, not its
+// progress.
+TEST(Store, AKeyLockHeldForeverIsWaitedForBoundedly) {
+  testkit::TempDir dir("moejit-store-test");
+  CubinStore holder(dir.path);
+  FileLock held = holder.lockKey(name("k"));
+  ASSERT_TRUE(held.held());
+  const std::chrono::milliseconds bound{300};
+  CubinStore s(dir.path, bound); // as another process would
+  const auto start = std::chrono::steady_clock::now();
+  FileLock waited_for = s.lockKey(name("k"));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_FALSE(waited_for.held());
+  EXPECT_GE(waited, bound);
+  EXPECT_LT(waited, bound + std::chrono::seconds(10));
+  held.release();
+  EXPECT_TRUE(s.lockKey(name("k")).held());
+}
+
 TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
   testkit::TempDir dir("moejit-store-test");
   const std::string root = dir.path + "/not-a-directory";

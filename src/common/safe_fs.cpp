@@ -125,23 +125,29 @@ llvm::Expected<Dir> Dir::duplicate() const {
   return Dir(Fd(fd), path_, trust_);
 }
 
-llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust, bool create) {
+llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust, bool create,
+                                            RootLink link) {
   if (path.empty())
     return refusal("no folder given");
+  const bool refuse_link = link == RootLink::Refuse;
   bool made = false;
   if (create) {
     struct stat st {};
-    if (::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+    const int looked = refuse_link ? ::lstat(path.c_str(), &st) : ::stat(path.c_str(), &st);
+    if (looked != 0 && errno == ENOENT) {
       const auto perms = trust == Trust::Owner ? llvm::sys::fs::owner_all : llvm::sys::fs::all_all;
       if (std::error_code ec = llvm::sys::fs::create_directories(path, true, perms))
         return failure(path, "create", ec.value());
       made = true;
     }
   }
-  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  Fd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (refuse_link ? O_NOFOLLOW : 0)));
   if (!fd.valid()) {
     if (errno == ENOENT && !create)
       return std::nullopt;
+    struct stat st {};
+    if (refuse_link && (errno == ELOOP || errno == ENOTDIR) && ::lstat(path.c_str(), &st) == 0)
+      return refusal("{} is a {}: refused", path, typeName(st.st_mode));
     return failure(path, "open", errno);
   }
   if (made && trust == Trust::Owner)

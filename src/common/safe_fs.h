@@ -33,6 +33,8 @@
 namespace moejit::safefs {
 
 enum class Trust { Owner, Shared };
+/// Whether openRoot follows a link that is the path's last component.
+enum class RootLink { Follow, Refuse };
 
 /// MOEJIT_CACHE_TRUST: `owner` (default) or `shared`; a bad value is warned
 /// about once and read as `owner`.
@@ -72,7 +74,7 @@ public:
   llvm::Expected<Dir> duplicate() const;
 
 private:
-  friend llvm::Expected<std::optional<Dir>> openRoot(const std::string &, Trust, bool);
+  friend llvm::Expected<std::optional<Dir>> openRoot(const std::string &, Trust, bool, RootLink);
   friend llvm::Expected<std::optional<Dir>> openSubdir(const Dir &, llvm::StringRef, bool);
   Dir(Fd fd, std::string path, Trust trust)
       : fd_(std::move(fd)), path_(std::move(path)), trust_(trust) {}
@@ -81,11 +83,15 @@ private:
   Trust trust_ = Trust::Owner;
 };
 
-/// Opens the folder at `path` (links in `path` itself are the operator's
-/// choice and are followed). nullopt when it does not exist and `create` is
-/// false; with `create`, missing folders are made (0700 under Owner). An
-/// error saying why when it is not a folder or not trusted.
-llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust, bool create);
+/// Opens the folder at `path`. Links in `path` are the operator's choice and
+/// are followed, the last component's too unless `link` is Refuse (a
+/// folder of the library's own making in a shared place such as /tmp,
+/// where another user could plant a link). nullopt when it does not exist
+/// and `create` is false; with `create`, missing folders are made (0700
+/// under Owner). An error saying why when it is not a folder, a refused
+/// link, or not trusted.
+llvm::Expected<std::optional<Dir>> openRoot(const std::string &path, Trust trust, bool create,
+                                            RootLink link = RootLink::Follow);
 /// Opens the folder `name` in `parent` without following a link. nullopt
 /// when missing and not `create`; an error for a link, a non-folder, an
 /// untrusted folder, or one that cannot be made.

@@ -167,7 +167,8 @@ std::string keepSource(const std::string &program_name, const std::string &sourc
   llvm::SmallString<256> tmp;
   llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, tmp);
   const std::string folder = fmt::format("{}/moejit-{}", tmp.str().str(), ::geteuid());
-  auto dir = safefs::openRoot(folder, safefs::Trust::Owner, /*create=*/true);
+  auto dir =
+      safefs::openRoot(folder, safefs::Trust::Owner, /*create=*/true, safefs::RootLink::Refuse);
   if (!dir)
     return "(not kept: " + errorMessage(dir.takeError()) + ")";
   const std::string name = fmt::format("{}-{}-{}.cu", program_name, ::getpid(),

@@ -186,8 +186,9 @@ std::string entryMismatch(const EntryMeta &meta, const EntryName &name) {
   return wrong.empty() ? wrong : "it is another entry: " + wrong;
 }
 
-CubinStore::CubinStore(std::string root)
-    : root_(root.empty() ? defaultRoot() : std::move(root)), trust_(safefs::cacheTrust()) {
+CubinStore::CubinStore(std::string root, std::chrono::milliseconds key_lock_wait)
+    : root_(root.empty() ? defaultRoot() : std::move(root)), trust_(safefs::cacheTrust()),
+      key_lock_wait_(key_lock_wait) {
   if (root_.empty())
     warnOnce("no-cache-root",
              fmt::format("no cache root: MOEJIT_CACHE_DIR, XDG_CACHE_HOME and HOME are unset and "
@@ -416,7 +417,11 @@ FileLock CubinStore::lockKey(const EntryName &name) {
   if (got && *got == Acquired::Busy) {
     logger().info("another process is compiling {}; waiting for it", path);
     options.wait = true;
+    options.wait_limit = key_lock_wait_;
     got = lockFile(**dir, lockFileName(name), options, lock);
+    if (got && *got == Acquired::Busy)
+      logger().warn("{} was still locked after {} ms; compiling without the lock", path,
+                    key_lock_wait_.count());
   }
   if (!got)
     logger().debug("compiling without the key lock: {}", errorMessage(got.takeError()));

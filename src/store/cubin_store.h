@@ -42,6 +42,11 @@ inline constexpr size_t kMaxMetaName = 256;
 /// taking the entry for a miss: prune and verify --fix lock an entry only
 /// while they unlink it, so a longer hold is a foreign lock.
 inline constexpr std::chrono::milliseconds kEntryLockWait{500};
+/// How long a compile waits for another process's compile lock on the same
+/// key before compiling the kernel itself: far longer than a compile, but
+/// bounded, as a holder that never lets go (another user's process on a
+/// shared root, or a stopped one) would otherwise stall every get() of it.
+inline constexpr std::chrono::milliseconds kKeyLockWait{60'000};
 
 /// Which entry a caller wants: where it lives (workload id, key) and what it
 /// must hold (kernel, arch); an entry holding anything else is corrupt.
@@ -102,7 +107,9 @@ class CubinStore {
 public:
   /// `root` empty: defaultRoot() (none: memory only, one warning). Nothing is
   /// created until the first publish. The trust mode is MOEJIT_CACHE_TRUST.
-  explicit CubinStore(std::string root = "");
+  /// `key_lock_wait`: lockKey()'s bound on waiting for another holder.
+  explicit CubinStore(std::string root = "",
+                      std::chrono::milliseconds key_lock_wait = kKeyLockWait);
 
   /// The entry, or nullopt on a miss (a corrupt file counts as a miss and is
   /// logged). A hit marks the file used now (its atime, prune's LRU order).
@@ -116,9 +123,10 @@ public:
   /// the reason is returned (logged once per root and kind of reason).
   Published publish(const EntryName &name, const Entry &entry);
   /// Takes the key's exclusive compile lock (<key>.lock next to the entry),
-  /// waiting while another process holds it; the file is removed when the
-  /// lock is released. Not held when it cannot be taken (memory-only store,
-  /// root not writable or not trusted): the caller then compiles without it.
+  /// waiting while another process holds it, for key_lock_wait at most; the
+  /// file is removed when the lock is released. Not held when it cannot be
+  /// taken (memory-only store, root not writable or not trusted, the wait
+  /// ran out): the caller then compiles without it.
   FileLock lockKey(const EntryName &name);
 
   const std::string &root() const { return root_; }
@@ -150,6 +158,7 @@ private:
 
   std::string root_;
   safefs::Trust trust_;
+  std::chrono::milliseconds key_lock_wait_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> memory_; // key: entry path
   uint64_t hits_ = 0, misses_ = 0, compiles_ = 0, saved_ = 0, unsaved_ = 0;

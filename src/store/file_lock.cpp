@@ -80,6 +80,10 @@ llvm::Expected<std::optional<safefs::OpenFile>> openForLock(const safefs::Dir &d
 llvm::Expected<Acquired> lockFile(const safefs::Dir &dir, llvm::StringRef name,
                                   const LockOptions &options, FileLock &out) {
   out = FileLock();
+  // One deadline for every attempt: a file replaced again and again under
+  // the waiter must not restart its wait.
+  const auto deadline =
+      std::chrono::steady_clock::now() + options.wait_limit.value_or(std::chrono::milliseconds(0));
   // Each retry means the file was removed or replaced after we opened it,
   // which only happens when another holder finished with it; the bound is a
   // guard against a pathological loop, not a timeout.
@@ -96,8 +100,6 @@ llvm::Expected<Acquired> lockFile(const safefs::Dir &dir, llvm::StringRef name,
     // A bounded wait polls without blocking: flock has no timeout.
     const bool block = options.wait && !options.wait_limit;
     const int op = (options.exclusive ? LOCK_EX : LOCK_SH) | (block ? 0 : LOCK_NB);
-    const auto deadline =
-        std::chrono::steady_clock::now() + options.wait_limit.value_or(std::chrono::milliseconds(0));
     auto pause = std::chrono::milliseconds(1);
     int rc;
     while ((rc = ::flock(fd.get(), op)) != 0) {
