@@ -9,6 +9,7 @@
 
 #include <climits>
 #include <cstdint>
+#include <string>
 
 using namespace moejit;
 using namespace moejit::runtime;
@@ -78,17 +79,33 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
   EXPECT_FALSE(static_cast<bool>(
       checkRunArgs(shape, plausibleArgs(8192, small->workspace.total), small->workspace.total)));
   // Just past the launch limit of row tiles (or the token limit): refused,
-  // never a wrapped size.
+  // never a wrapped size, and the refusal names the largest call that fits.
+  int refused = 0;
   for (int64_t tokens = 1; tokens <= maxTokens(shape); tokens *= 4) {
     auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
     if (!layout) {
       const auto [code, text] = failure(layout.takeError());
       EXPECT_EQ(code, ErrorCode::InvalidArgument) << text;
+      const auto at = text.find("at most ");
+      ASSERT_NE(at, std::string::npos) << text;
+      const int64_t fits = std::stoll(text.substr(at + 8));
+      EXPECT_LT(fits, tokens) << text;
+      EXPECT_GT(fits, 0) << text;
+      auto largest = runLayout(shape, plan, Combine::Deterministic, fits, maxTokens(shape));
+      EXPECT_TRUE(static_cast<bool>(largest)) << text;
+      if (!largest)
+        llvm::consumeError(largest.takeError());
+      auto past = runLayout(shape, plan, Combine::Deterministic, fits + 1, maxTokens(shape));
+      EXPECT_FALSE(static_cast<bool>(past)) << text;
+      if (!past)
+        llvm::consumeError(past.takeError());
+      ++refused;
       continue;
     }
     EXPECT_GE(layout->workspace.total,
               static_cast<size_t>(tokens) * 8 * (2048 + 768) * 2); // h and partial at least
   }
+  EXPECT_GT(refused, 0); // the row-tile limit comes before maxTokens at k=8
 }
 
 // Each scratch array of the workspace gets its own room, in order and

@@ -565,6 +565,34 @@ TEST(Runtime, GetIsSharedAndReportsResources) {
   EXPECT_THROW(runtime().get({0, 64, 32, 4, BF}), Error);
 }
 
+// A call leaves the caller's thread on the context it had: none here, as
+// on a thread that never touched CUDA (the CUDA runtime, and torch, take
+// their current device from it). Loading a kernel set and running one
+// both enter the device's primary context and leave it.
+TEST(Runtime, CallsLeaveTheCallersContextAsItWas) {
+  REQUIRE_GPU();
+  Problem p({3, 88, 40, 5, BF}, 37, Routing::Random, 11);
+  const auto expected = p.run();
+  auto current = [] {
+    CUcontext c = nullptr;
+    EXPECT_EQ(driver::loaded().cuCtxGetCurrent(&c), CUDA_SUCCESS);
+    return c;
+  };
+  p.dy.fill(0xff);
+  std::thread bare([&] {
+    ASSERT_EQ(current(), nullptr);
+    auto loaded = runtime().get({3, 96, 40, 5, BF}); // a shape no other test loads
+    EXPECT_EQ(current(), nullptr);
+    p.kernels->run(p.args(), nullptr);
+    EXPECT_EQ(current(), nullptr);
+  });
+  bare.join();
+  Problem::throwIfErrorSync();
+  std::vector<uint8_t> got(p.dy.bytes());
+  p.dy.download(got.data(), got.size());
+  EXPECT_EQ(got, expected);
+}
+
 // A shape's modes are kernel sets of their own: fast ones add into y with
 // GEMM2s of their own and have no combine kernel; batch-invariant ones use
 // one plan for every T.

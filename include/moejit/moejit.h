@@ -166,8 +166,10 @@ MOEJIT_C_API void moejit_kernels_release(moejit_kernels *kernels);
 /** Scratch bytes `moejit_run` needs for `tokens` tokens. */
 MOEJIT_C_API moejit_status moejit_workspace_bytes(const moejit_kernels *kernels, int64_t tokens,
                                                   size_t *out);
-/** Enqueues the MoE MLP on `stream` (a CUstream / cudaStream_t; NULL: the
- *  legacy default stream). Never allocates or synchronises. */
+/** Enqueues the MoE MLP on `stream` (a CUstream / cudaStream_t of the
+ *  device's primary context; NULL: its legacy default stream). Never
+ *  allocates or synchronises; the calling thread's current context is left
+ *  as it was. */
 MOEJIT_C_API moejit_status moejit_run(const moejit_kernels *kernels, const moejit_args *args,
                                       void *stream);
 

@@ -132,10 +132,14 @@ public:
   virtual ~KernelSet() = default;
   /// Scratch `run` needs for `tokens` tokens; 0 for tokens <= 0. Throws
   /// Error(InvalidArgument) naming the limit for more tokens than one call
-  /// supports ((2^31-1)/2 / k), as `run` does.
+  /// supports, as `run` does: (2^31-1)/2 / k, or fewer where the GEMMs'
+  /// row tiles would pass one launch's 65535 (about a million tokens at
+  /// k=8 with 128-row tiles).
   virtual size_t workspace_bytes(int64_t tokens) const = 0;
   /// Enqueues the whole MoE MLP on `stream` (a CUstream / cudaStream_t).
   /// Never allocates, never synchronises, capturable in a CUDA graph.
+  /// Launches in the device's primary context (the stream must belong to
+  /// it) and leaves the calling thread's current context as it found it.
   /// Throws moejit::Error before any launch on bad arguments.
   virtual void run(const MoeArgs &args, void *stream) const = 0;
   virtual const MoeShape &shape() const = 0;

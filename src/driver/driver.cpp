@@ -1,6 +1,7 @@
 #include "driver/driver.h"
 
 #include "common/error.h"
+#include "common/log.h"
 
 #include <dlfcn.h>
 
@@ -102,6 +103,30 @@ llvm::Error Device::makeCurrent() const {
   if (current != context)
     MOEJIT_CU(cuCtxSetCurrent(context));
   return llvm::Error::success();
+}
+
+llvm::Expected<ContextScope> ContextScope::enter(CUcontext context) {
+  ContextScope scope;
+  MOEJIT_CU(cuCtxGetCurrent(&scope.previous_));
+  if (scope.previous_ != context) {
+    MOEJIT_CU(cuCtxSetCurrent(context));
+    scope.restore_ = true;
+  }
+  return scope;
+}
+
+ContextScope::ContextScope(ContextScope &&other) noexcept
+    : previous_(other.previous_), restore_(other.restore_) {
+  other.restore_ = false;
+}
+
+ContextScope::~ContextScope() {
+  if (!restore_)
+    return;
+  // Setting a context the caller made current cannot fail short of a
+  // destroyed context, which was the caller's to keep alive.
+  if (llvm::Error e = check(loaded().cuCtxSetCurrent(previous_), "cuCtxSetCurrent"))
+    logger().warn("could not restore the caller's CUDA context: {}", errorMessage(std::move(e)));
 }
 
 } // namespace moejit::driver

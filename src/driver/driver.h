@@ -58,8 +58,28 @@ struct Device {
 
   /// Retains the primary context of device `ordinal`.
   static llvm::Expected<Device> open(int ordinal);
-  /// Makes the primary context current on this thread if it isn't.
+  /// Makes the primary context current on this thread if it isn't, and
+  /// leaves it so (tools and tests; the library's calls use ContextScope).
   llvm::Error makeCurrent() const;
+};
+
+/// A device's primary context made current for a scope; the thread's
+/// previous current context (or none) is put back when the scope ends. A
+/// library call must not leave the caller's thread on another context: the
+/// CUDA runtime, and so torch, take the current device from it.
+class ContextScope {
+public:
+  static llvm::Expected<ContextScope> enter(CUcontext context);
+  ContextScope(ContextScope &&other) noexcept;
+  ContextScope &operator=(ContextScope &&) = delete;
+  ContextScope(const ContextScope &) = delete;
+  ContextScope &operator=(const ContextScope &) = delete;
+  ~ContextScope();
+
+private:
+  ContextScope() = default;
+  CUcontext previous_ = nullptr;
+  bool restore_ = false; ///< the scope switched contexts
 };
 
 } // namespace moejit::driver

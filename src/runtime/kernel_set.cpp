@@ -29,8 +29,9 @@ buildKernelSet(const driver::Device &device, const MoeShape &shape, Plan plan, C
 llvm::Expected<std::shared_ptr<KernelSetImpl>>
 KernelSetImpl::load(const driver::Device &device, const MoeShape &shape, Plan plan,
                     Combine combine, std::vector<BuiltKernel> built) {
-  if (llvm::Error e = device.makeCurrent())
-    return e;
+  auto context = driver::ContextScope::enter(device.context);
+  if (!context)
+    return context.takeError();
   auto set = std::shared_ptr<KernelSetImpl>(new KernelSetImpl());
   set->device_ = device;
   set->shape_ = shape;
@@ -100,6 +101,38 @@ std::vector<BucketPlan> KernelSetImpl::plan() const {
 
 int64_t maxTokens(const MoeShape &shape) { return (INT_MAX / 2) / shape.k; }
 
+namespace {
+
+/// The GEMMs' row tiles of a call of `tokens` fit one launch's grid.
+bool rowTilesFit(const MoeShape &shape, const Plan &plan, int64_t tokens) {
+  const GemmPlan &g = plan.buckets[bucketOf(tokens)];
+  return gemmGridRows(shape, g, launchGeometry(shape, tokens, tileRows(shape, g))) <= kMaxGridY;
+}
+
+/// The largest N below `tokens` such that every call of at most N tokens
+/// fits one launch's grid (for the message). Row tiles grow with the
+/// tokens within a bucket's plan, not across buckets (a larger bucket may
+/// take larger tiles), so each bucket is searched on its own.
+int64_t largestFittingCall(const MoeShape &shape, const Plan &plan, int64_t tokens) {
+  for (int b = 0; b < kBucketCount; ++b) {
+    const int64_t first = b == 0 ? 1 : bucketTokens(b - 1) + 1;
+    if (first > tokens)
+      break;
+    const int64_t last = b + 1 == kBucketCount ? tokens : std::min(tokens, bucketTokens(b));
+    if (rowTilesFit(shape, plan, last))
+      continue;
+    int64_t fits = first - 1, fails = last;
+    while (fails - fits > 1) {
+      const int64_t mid = fits + (fails - fits) / 2;
+      (rowTilesFit(shape, plan, mid) ? fits : fails) = mid;
+    }
+    return fits;
+  }
+  return tokens;
+}
+
+} // namespace
+
 llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Combine combine,
                                     int64_t tokens, int64_t max_tokens) {
   if (tokens > max_tokens)
@@ -113,9 +146,9 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Com
   r.geometry = launchGeometry(shape, tokens, tileRows(shape, g));
   if (gemmGridRows(shape, g, r.geometry) > kMaxGridY)
     return makeError(ErrorCode::InvalidArgument,
-                     "moejit run: tokens = {} needs more row tiles than one "
-                     "launch can hold; split the batch",
-                     tokens);
+                     "moejit run: tokens = {} needs more GEMM row tiles than one launch holds "
+                     "({}); split the batch into calls of at most {} tokens",
+                     tokens, kMaxGridY, largestFittingCall(shape, plan, tokens));
   r.workspace = workspaceLayout(shape, r.geometry, combine, &g.gemm2);
   return r;
 }
@@ -237,8 +270,9 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream, unsigned s
   const WorkspaceLayout &w = layout->workspace;
   if (llvm::Error e = checkRunArgs(shape_, a, w.total))
     return e;
-  if (llvm::Error e = device_.makeCurrent())
-    return e;
+  auto context = driver::ContextScope::enter(device_.context);
+  if (!context)
+    return context.takeError();
   const LaunchParams p = launchParams(a, w, geo);
   const CallKernels kernels{routing_, bucket_gemms_[bucket].first, bucket_gemms_[bucket].second,
                             combine_};

@@ -74,8 +74,16 @@ bool launchesChained(const codegen::KernelSpec &spec) {
 }
 
 ModuleSet::~ModuleSet() {
-  if (driver::deviceCount() == 0)
+  if (modules_.empty())
     return;
+  // A module unloads from its own context, which the destroying thread
+  // need not have current; one that cannot be entered (the driver shut
+  // down at exit) has gone with its modules.
+  auto context = driver::ContextScope::enter(context_);
+  if (!context) {
+    llvm::consumeError(context.takeError());
+    return;
+  }
   for (const Module &m : modules_)
     driver::loaded().cuModuleUnload(m.module);
 }
@@ -86,6 +94,8 @@ llvm::Expected<LoadedKernel> ModuleSet::load(const BuiltKernel &built) {
   auto same = llvm::find_if(modules_, [&](const Module &m) { return m.cubin == cubin; });
   CUmodule module = same != modules_.end() ? same->module : nullptr;
   if (!module) {
+    if (!context_)
+      MOEJIT_CU(cuCtxGetCurrent(&context_));
     MOEJIT_CU(cuModuleLoadData(&module, cubin.data()));
     modules_.push_back({cubin, module});
   }

@@ -108,6 +108,7 @@ private:
     CUmodule module;
   };
   std::vector<Module> modules_;
+  CUcontext context_ = nullptr; ///< where they were loaded, made current to unload them
 };
 
 /// One launch of `k` with the parameter block (and, for the warp-specialised

@@ -121,8 +121,6 @@ llvm::Error Tuner::buildAll() {
   tried_ = static_cast<int>(c1.size() + c2.size());
 
   std::vector<runtime::BuildResult> built = runtime::buildEach(specs, arch_, store_);
-  if (llvm::Error e = device_.makeCurrent())
-    return e;
   for (size_t i = 0; i < built.size(); ++i) {
     runtime::BuildResult &r = built[i];
     const std::string name = r.kernel.spec.name();
@@ -506,8 +504,6 @@ llvm::Expected<TuningRecord> Tuner::run() {
   const std::vector<int> &buckets = *order;
   if (options_.check_tokens < 1)
     return makeError(ErrorCode::InvalidArgument, "tune: check_tokens must be positive");
-  if (llvm::Error e = device_.makeCurrent())
-    return e;
   if (llvm::Error e = buildAll())
     return e;
   int64_t max_tokens = 0;
@@ -593,6 +589,11 @@ llvm::Expected<TuningRecord> autotune(const driver::Device &device, const Arch &
                                       const TuneOptions &options) {
   if (llvm::Error e = workload::validateShape(shape))
     return e;
+  // The tuner's modules, buffers and stream are made, used and freed on
+  // the device's context; the caller's is current again afterwards.
+  auto context = driver::ContextScope::enter(device.context);
+  if (!context)
+    return context.takeError();
   Tuner tuner(device, arch, shape, store, options);
   return tuner.run();
 }
