@@ -430,6 +430,24 @@ TEST(Store, AKeyLockHeldForeverIsWaitedForBoundedly) {
   EXPECT_TRUE(s.lockKey(name("k")).held());
 }
 
+// The keys of one program share one bound (ProgramBuild passes it): two
+// keys held for ever cost one wait, not two.
+TEST(Store, KeyLocksShareOneBound) {
+  testkit::TempDir dir("moejit-store-test");
+  CubinStore holder(dir.path);
+  FileLock a = holder.lockKey(name("a")), b = holder.lockKey(name("b"));
+  ASSERT_TRUE(a.held() && b.held());
+  const std::chrono::milliseconds bound{400};
+  CubinStore s(dir.path, bound);
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + s.keyLockWait();
+  EXPECT_FALSE(s.lockKey(name("a"), until).held());
+  EXPECT_FALSE(s.lockKey(name("b"), until).held());
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, bound);
+  EXPECT_LT(waited, 2 * bound - std::chrono::milliseconds(100));
+}
+
 TEST(Store, KeyLockIsSkippedWhereItCannotBeCreated) {
   testkit::TempDir dir("moejit-store-test");
   const std::string root = dir.path + "/not-a-directory";

@@ -15,6 +15,7 @@
 #include <llvm/Support/ThreadPool.h>
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 
 namespace moejit::runtime {
@@ -139,8 +140,11 @@ public:
               [&](size_t a, size_t b) { return lookups_[a].key < lookups_[b].key; });
     std::vector<store::FileLock> locks;
     std::vector<size_t> left;
+    // One bound on the waits for the whole program: a holder that never
+    // lets go of many keys costs it one wait, not one per key.
+    const auto until = std::chrono::steady_clock::now() + store_.keyLockWait();
     for (size_t i : members) {
-      locks.push_back(store_.lockKey(lookups_[i].name));
+      locks.push_back(store_.lockKey(lookups_[i].name, until));
       if (std::optional<store::Entry> hit = store_.loadAgain(lookups_[i].name)) {
         results_[i].kernel.entry = std::move(*hit);
         results_[i].kernel.from_cache = true;

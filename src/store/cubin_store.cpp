@@ -397,7 +397,8 @@ Published CubinStore::publish(const EntryName &name, const Entry &entry) {
   return {nullptr, error.why};
 }
 
-FileLock CubinStore::lockKey(const EntryName &name) {
+FileLock CubinStore::lockKey(const EntryName &name,
+                             std::optional<std::chrono::steady_clock::time_point> until) {
   FileLock lock;
   if (root_.empty())
     return lock;
@@ -416,12 +417,14 @@ FileLock CubinStore::lockKey(const EntryName &name) {
   auto got = lockFile(**dir, lockFileName(name), options, lock);
   if (got && *got == Acquired::Busy) {
     logger().info("another process is compiling {}; waiting for it", path);
+    const auto now = std::chrono::steady_clock::now();
+    const auto limit = until ? std::max(*until, now) - now : key_lock_wait_;
     options.wait = true;
-    options.wait_limit = key_lock_wait_;
+    options.wait_limit = std::chrono::duration_cast<std::chrono::milliseconds>(limit);
     got = lockFile(**dir, lockFileName(name), options, lock);
     if (got && *got == Acquired::Busy)
-      logger().warn("{} was still locked after {} ms; compiling without the lock", path,
-                    key_lock_wait_.count());
+      logger().warn("{} was still locked when the wait for it ran out; compiling without the lock",
+                    path);
   }
   if (!got)
     logger().debug("compiling without the key lock: {}", errorMessage(got.takeError()));

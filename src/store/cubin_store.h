@@ -123,11 +123,14 @@ public:
   /// the reason is returned (logged once per root and kind of reason).
   Published publish(const EntryName &name, const Entry &entry);
   /// Takes the key's exclusive compile lock (<key>.lock next to the entry),
-  /// waiting while another process holds it, for key_lock_wait at most; the
+  /// waiting while another process holds it until `until` (default:
+  /// key_lock_wait from now; the keys of one program share one bound); the
   /// file is removed when the lock is released. Not held when it cannot be
   /// taken (memory-only store, root not writable or not trusted, the wait
   /// ran out): the caller then compiles without it.
-  FileLock lockKey(const EntryName &name);
+  FileLock lockKey(const EntryName &name,
+                   std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
+  std::chrono::milliseconds keyLockWait() const { return key_lock_wait_; }
 
   const std::string &root() const { return root_; }
   /// <root>/v<format>/<workload id>/<key>.cubin
