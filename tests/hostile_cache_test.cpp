@@ -570,6 +570,20 @@ TEST(HostileCache, FailedCompileSourcesRefuseALinkedFolder) {
   EXPECT_EQ(files, 40u);
 }
 
+// A FIFO planted at the folder's name is refused at once, not opened (an
+// open of a FIFO for reading would wait for a writer).
+TEST(HostileCache, FailedCompileSourcesRefuseAFifoAtTheFolder) {
+  testkit::TempDir dir("moejit-hostile-test");
+  testkit::EnvVar tmp("TMPDIR", dir.path.c_str());
+  const std::string kept = dir.path + "/moejit-" + std::to_string(::geteuid());
+  ASSERT_EQ(::mkfifo(kept.c_str(), 0600), 0);
+  auto compiled = nvrtc::compile("moe_broken", "this is not CUDA;", "sm_80");
+  ASSERT_FALSE(static_cast<bool>(compiled));
+  const std::string message = errorMessage(compiled.takeError());
+  EXPECT_NE(message.find("(not kept:"), std::string::npos) << message;
+  EXPECT_NE(message.find("FIFO"), std::string::npos) << message;
+}
+
 TEST(HostileCache, ArchSpellingsAreCheckedStrictly) {
   for (const char *good : {"sm_80", "sm_86", "sm_90", "sm_90a"})
     EXPECT_FALSE(static_cast<bool>(nvrtc::checkArch(good))) << good;
