@@ -276,7 +276,12 @@ INSTANTIATE_TEST_SUITE_P(Routings, MatchesReference,
                                            Case{1, 256, 128, 64, BF, 8192, Routing::OneExpert},
                                            Case{8, 256, 128, 64, BF, 1000, Routing::OutOfRange},
                                            Case{2, 256, 128, 8, FP32, 7, Routing::OutOfRange},
-                                           Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange}),
+                                           Case{8, 2048, 768, 128, BF, 128, Routing::OutOfRange},
+                                           // More slots than experts (an expert map's
+                                           // share): rows repeat experts.
+                                           Case{6, 256, 128, 4, BF, 1000},
+                                           Case{3, 72, 40, 1, FP16, 300},
+                                           Case{12, 256, 128, 8, FP32, 100}),
                          caseName);
 
 /// The swap-AB GEMMs (weights as wgmma's M) in every combine mode, each
@@ -323,7 +328,10 @@ INSTANTIATE_TEST_SUITE_P(
                       // walks, then GEMM2's swap-AB walk, go in bands of 8
                       // row tiles) and ~1100 rows per expert: a full band
                       // and a short one per expert.
-                      Case{1, 264, 2184, 2, BF, 2200}, Case{1, 2200, 200, 2, FP16, 2200}),
+                      Case{1, 264, 2184, 2, BF, 2200}, Case{1, 2200, 200, 2, FP16, 2200},
+                      // More slots than experts: every expert in every row,
+                      // some twice.
+                      Case{6, 256, 128, 4, BF, 1000}),
     caseName);
 
 TEST(Runtime, BitwiseRepeatable) {
@@ -536,6 +544,39 @@ TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
     // In place: x's buffer receives y.
     EXPECT_EQ(p.runInPlace(), plain) << "y == x";
   }
+}
+
+/// One GPU's share of an expert-parallel layer: 2 of 16 global experts
+/// under k = 8, so the kernel set's k exceeds its experts. Correct against
+/// the fp64 reference of the share, and bitwise the plain call on the ids
+/// the map gives.
+TEST(Runtime, ExpertMapShareSmallerThanK) {
+  REQUIRE_GPU();
+  Problem p({8, 256, 128, 2, BF}, 500, Routing::Random, 31);
+  const int global_experts = 16, first = 6;
+  const testkit::Routing global = testkit::randomRouting(p.tokens, 8, global_experts, 32);
+  std::vector<int32_t> map(global_experts, -1), local(global.index.size());
+  for (int e = 0; e < p.shape.experts; ++e)
+    map[first + e] = e;
+  for (size_t i = 0; i < local.size(); ++i)
+    local[i] = map[global.index[i]];
+  p.routing = {local, global.weights};
+  p.dindex.upload(local.data(), local.size() * sizeof(int32_t));
+  p.dweights.upload(global.weights.data(), global.weights.size() * sizeof(float));
+  const auto plain = p.run();
+  EXPECT_LT(p.error(plain), testkit::errorLimit(BF));
+
+  DeviceBuffer dmap = DeviceBuffer::from(map), dglobal = DeviceBuffer::from(global.index);
+  MoeArgs a = p.args();
+  a.top_k_index = dglobal.get();
+  a.expert_map = static_cast<const int32_t *>(dmap.get());
+  a.expert_map_size = global_experts;
+  p.dy.fill(0xff);
+  p.kernels->run(a, nullptr);
+  Problem::throwIfErrorSync();
+  std::vector<uint8_t> mapped(p.dy.bytes());
+  p.dy.download(mapped.data(), mapped.size());
+  EXPECT_EQ(mapped, plain);
 }
 
 TEST(Runtime, ConcurrentGetsBuildOnce) {

@@ -51,7 +51,7 @@ TEST(Workload, ValidationNamesTheField) {
     const char *needle;
   } cases[] = {
       {[](MoeShape &s) { s.k = 0; }, "k = 0"},
-      {[](MoeShape &s) { s.k = 129; }, "k = 129"},
+      {[](MoeShape &s) { s.k = kMaxK + 1; }, "k = 4097"},
       {[](MoeShape &s) { s.hidden = 2050; }, "hidden = 2050"},
       {[](MoeShape &s) { s.intermediate = 0; }, "intermediate = 0"},
       {[](MoeShape &s) { s.experts = 0; }, "experts = 0"},
@@ -64,6 +64,9 @@ TEST(Workload, ValidationNamesTheField) {
   }
   EXPECT_NO_THROW(validate(seed()));
   EXPECT_NO_THROW(validate({1, 8, 8, 1, DType::FP32}));
+  // More slots than experts: one GPU's share of an expert-parallel layer.
+  EXPECT_NO_THROW(validate({8, 2048, 768, 1, DType::BF16}));
+  EXPECT_NO_THROW(validate({kMaxK, 8, 8, 2, DType::BF16}));
 }
 
 TEST(Workload, DtypeNames) {

@@ -61,7 +61,7 @@ typedef enum moejit_dtype { MOEJIT_BF16 = 0, MOEJIT_FP16 = 1, MOEJIT_FP32 = 2 } 
 
 /** The shape a kernel set is specialised to (moejit::MoeShape). */
 typedef struct moejit_shape {
-  int32_t k;
+  int32_t k; /**< slots per token, 1..4096; may exceed experts (an expert map's share) */
   int32_t hidden;
   int32_t intermediate;
   int32_t experts;

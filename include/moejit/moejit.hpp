@@ -28,7 +28,7 @@ enum class DType { BF16, FP16, FP32 };
 /// The one shape a kernel set is specialised to. T (tokens) is not part of
 /// it: one kernel set serves every T.
 struct MoeShape {
-  int k = 0;            ///< experts per token, 1..experts
+  int k = 0;            ///< slots per token, 1..kMaxK (may exceed `experts`: see kMaxK)
   int hidden = 0;       ///< H, multiple of 8
   int intermediate = 0; ///< I, multiple of 8
   int experts = 0;      ///< E, 1..kMaxExperts
@@ -36,6 +36,10 @@ struct MoeShape {
 };
 
 inline constexpr int kMaxExperts = 4096;
+/// k is not bounded by `experts`: a kernel set for one GPU's share of an
+/// expert-parallel layer (an expert map) holds fewer experts than a token
+/// has slots, and a row's slots may repeat an expert (each one counts).
+inline constexpr int kMaxK = 4096;
 inline constexpr int kMaxDim = 1 << 16;
 
 /// What went wrong, for callers that branch on it.

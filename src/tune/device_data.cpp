@@ -123,11 +123,14 @@ llvm::Error uploadRouting(DeviceMemory &index, DeviceMemory &weights, int64_t to
   for (int e = 0; e < experts; ++e)
     all[e] = e;
   for (int64_t t = 0; t < tokens; ++t) {
-    // A partial shuffle: k distinct experts, uniformly.
+    // A partial shuffle: k distinct experts, uniformly; past `experts`
+    // slots (an expert map's share) the shuffle starts over, so every
+    // expert comes once before any comes twice.
     for (int j = 0; j < k; ++j) {
-      std::uniform_int_distribution<int> pick(j, experts - 1);
-      std::swap(all[j], all[pick(rng)]);
-      ids[t * k + j] = all[j];
+      const int at = j % experts;
+      std::uniform_int_distribution<int> pick(at, experts - 1);
+      std::swap(all[at], all[pick(rng)]);
+      ids[t * k + j] = all[at];
       w[t * k + j] = weight(rng) / k;
     }
   }

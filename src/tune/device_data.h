@@ -54,8 +54,9 @@ float bf16BitsToFloat(uint16_t bits);
 /// over large buffers: filling gigabytes from the host stays fast.
 llvm::Error fillRandom(DeviceMemory &memory, DType dtype, float scale, uint32_t seed);
 
-/// Uploads a routing of `tokens` tokens: k distinct experts per token and
-/// positive weights, into the first tokens*k entries of the buffers.
+/// Uploads a routing of `tokens` tokens: k distinct experts per token (each
+/// once per round where k > experts) and positive weights, into the first
+/// tokens*k entries of the buffers.
 llvm::Error uploadRouting(DeviceMemory &index, DeviceMemory &weights, int64_t tokens, int k,
                           int experts, uint32_t seed);
 

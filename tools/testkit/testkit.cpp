@@ -103,19 +103,20 @@ Routing randomRouting(int64_t tokens, int k, int experts, uint64_t seed) {
   std::vector<int> perm(experts);
   std::normal_distribution<float> logit(0.f, 1.f);
   for (int64_t t = 0; t < tokens; ++t) {
-    // partial Fisher-Yates: k distinct experts
+    // Partial Fisher-Yates: k distinct experts; past `experts` slots (an
+    // expert map's share) it starts over, each expert once per round.
     std::iota(perm.begin(), perm.end(), 0);
+    float sum = 0;
     for (int j = 0; j < k; ++j) {
-      std::uniform_int_distribution<int> pick(j, experts - 1);
-      std::swap(perm[j], perm[pick(rng)]);
+      const int at = j % experts;
+      std::uniform_int_distribution<int> pick(at, experts - 1);
+      std::swap(perm[at], perm[pick(rng)]);
+      r.index[t * k + j] = perm[at];
     }
-    float sum = 0, w[64];
     for (int j = 0; j < k; ++j)
-      sum += (w[j % 64] = std::exp(logit(rng)));
-    for (int j = 0; j < k; ++j) {
-      r.index[t * k + j] = perm[j];
-      r.weights[t * k + j] = w[j % 64] / sum;
-    }
+      sum += (r.weights[t * k + j] = std::exp(logit(rng)));
+    for (int j = 0; j < k; ++j)
+      r.weights[t * k + j] /= sum;
   }
   return r;
 }

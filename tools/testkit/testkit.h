@@ -35,8 +35,9 @@ struct Routing {
   std::vector<int32_t> index; ///< [T, k]
   std::vector<float> weights; ///< [T, k]
 };
-/// Each token picks k distinct experts uniformly; weights are a softmax of
-/// random logits (the benchmark's routing).
+/// Each token picks k distinct experts uniformly (past `experts` slots,
+/// each expert once per round); weights are a softmax of random logits (the
+/// benchmark's routing).
 Routing randomRouting(int64_t tokens, int k, int experts, uint64_t seed);
 
 /// fp64 reference of the whole operation (intermediate not rounded).
