@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import unittest
+from unittest import mock
 
 import torch
 
@@ -128,6 +129,30 @@ class Op(unittest.TestCase):
         same = x.clone()
         self.assertIs(mt.fused_experts(same, gate_up, down, ids, weights, inplace=True), same)
         self.assertTrue(torch.equal(same, plain))
+
+    def test_in_place_calls_bump_the_version_of_x(self):
+        """The kernels write x through its pointer, which autograd does not
+        see; the call bumps x's version, so a graph that saved x refuses to
+        backpropagate through the new values, as after the dispatcher's
+        in-place op. `raw` writes as the CUDA launch does, on any device."""
+        x, gate_up, down, ids, weights = make_inputs(dtype=torch.float32)
+
+        def raw(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, y):
+            # (.data: the same memory under a version of its own)
+            y.data.copy_(mt.reference(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                                      expert_map))
+
+        for launch in (None, raw):
+            with self.subTest(launch="raw" if launch else "op"):
+                same = x.clone()
+                scale = torch.ones_like(same, requires_grad=True)
+                saved = (scale * same).sum()  # keeps x for its backward
+                before = same._version
+                with mock.patch.object(mt, "_launch", launch or mt._launch):
+                    mt.fused_experts(same, gate_up, down, ids, weights, inplace=True)
+                self.assertGreater(same._version, before)
+                with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+                    saved.backward()
 
     def test_an_expert_map_splitting_the_experts_sums_to_the_full_run(self):
         x, gate_up, down, ids, weights = make_inputs(dtype=torch.float32, experts=16)

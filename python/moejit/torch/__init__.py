@@ -275,6 +275,13 @@ def fused_experts(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.
     if _direct(x, (x, gate_up_proj, down_proj, top_k_weights)):
         y = x if inplace else torch.empty_like(x)
         _launch(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, y)
+        if inplace and not x.is_inference():
+            # The kernels wrote x through its pointer, which autograd does not
+            # see: without the bump, a graph that saved x would backpropagate
+            # through the new values silently (the dispatcher's in-place op
+            # bumps it and autograd reports the modification). Inference
+            # tensors have no version to bump.
+            torch.autograd.graph.increment_version(x)
         return y
     if inplace:
         torch.ops.moejit.fused_experts_(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
