@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import unittest
+import warnings
 from unittest import mock
 
 import torch
@@ -153,6 +154,42 @@ class Op(unittest.TestCase):
                 self.assertGreater(same._version, before)
                 with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
                     saved.backward()
+
+    def test_tracing_transforms_and_dispatch_modes_see_the_op(self):
+        """Only plain eager calls skip the dispatcher: a TorchDispatchMode
+        sees the op, torch.jit.trace records it (not its output as a
+        constant) and vmap runs it slice by slice."""
+        from torch.utils._python_dispatch import TorchDispatchMode
+        x, gate_up, down, ids, weights = make_inputs(tokens=6, dtype=torch.float32)
+
+        class Seen(TorchDispatchMode):
+            def __init__(self):
+                super().__init__()
+                self.ops = []
+
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                self.ops.append(str(func))
+                return func(*args, **(kwargs or {}))
+
+        for inplace, name in ((False, "moejit.fused_experts.default"),
+                              (True, "moejit.fused_experts_.default")):
+            same = x.clone()
+            with Seen() as seen:
+                mt.fused_experts(same, gate_up, down, ids, weights, inplace=inplace)
+            self.assertIn(name, seen.ops)
+
+        def call(x, ids, weights):
+            return mt.fused_experts(x, gate_up, down, ids, weights)
+
+        other = (ids + 5) % gate_up.shape[0]  # other experts than the example's
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (trace's and vmap's advice)
+            traced = torch.jit.trace(call, (x, ids, weights))
+            self.assertTrue(torch.equal(traced(x, other, weights), call(x, other, weights)))
+            batch = torch.stack([x, x.flip(0)])
+            mapped = torch.vmap(lambda rows: call(rows, ids, weights))(batch)
+        for i in range(2):
+            self.assertTrue(torch.equal(mapped[i], call(batch[i], ids, weights)))
 
     def test_an_expert_map_splitting_the_experts_sums_to_the_full_run(self):
         x, gate_up, down, ids, weights = make_inputs(dtype=torch.float32, experts=16)

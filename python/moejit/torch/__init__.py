@@ -261,6 +261,14 @@ def _direct(x: torch.Tensor, weights) -> bool:
     several microseconds per call that decode steps feel."""
     if type(x) is not torch.Tensor or x.is_meta or torch.compiler.is_compiling():
         return False  # (meta tensors: the dispatcher runs the fake implementation)
+    # What sees calls through the dispatcher only, on plain tensors too:
+    # torch.jit.trace (a skipped op is missing from the graph, its output
+    # recorded as a constant), functorch transforms (vmap, grad) and
+    # TorchDispatchModes (FLOP counters, make_fx; the C stack's length
+    # counts the modes torch pushes itself as well as the Python ones).
+    if torch.jit.is_tracing() or torch._C._are_functorch_transforms_active() or \
+            torch._C._len_torch_dispatch_stack():
+        return False
     return not (torch.is_grad_enabled() and any(w.requires_grad for w in weights))
 
 
@@ -271,7 +279,8 @@ def fused_experts(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.
     """y = sum over the k slots of weight * down(silu(gate x) * up x);
     with `inplace`, y is written into x and x is returned. Eager calls on
     plain tensors run the op's implementation directly; traced and compiled
-    ones go through torch.ops.moejit."""
+    ones, and those under functorch transforms or dispatch modes, go through
+    torch.ops.moejit."""
     if _direct(x, (x, gate_up_proj, down_proj, top_k_weights)):
         y = x if inplace else torch.empty_like(x)
         _launch(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map, y)
