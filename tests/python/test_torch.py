@@ -87,6 +87,38 @@ class Op(unittest.TestCase):
                     mt.fused_experts(*args)
                 self.assertIn(text, str(raised.exception))
 
+    def test_shapes_outside_moejits_rules_are_refused_on_every_device(self):
+        """The C library's shape rules (experts and k in 1..4096, hidden and
+        intermediate multiples of 8 in [8, 65536]) refuse a shape on the CPU
+        and on meta tensors (the fake implementation torch.compile traces)
+        as the GPU does, naming the field. k may exceed the experts (an
+        expert-parallel rank can hold fewer)."""
+        def inputs(device, tokens=3, hidden=64, intermediate=32, experts=4, k=2):
+            return (torch.empty(tokens, hidden, device=device),
+                    torch.empty(experts, 2 * intermediate, hidden, device=device),
+                    torch.empty(experts, hidden, intermediate, device=device),
+                    torch.zeros(tokens, k, dtype=torch.int32, device=device),
+                    torch.empty(tokens, k, device=device))
+
+        cases = [dict(hidden=20), dict(hidden=0), dict(hidden=65544), dict(intermediate=12),
+                 dict(intermediate=65544), dict(experts=0), dict(experts=4097), dict(k=0),
+                 dict(k=4097)]
+        for case in cases:
+            (field, value), = case.items()
+            with self.subTest(**case):
+                with self.assertRaisesRegex(ValueError, f"^moejit: {field} = {value} must"):
+                    mt.check_arguments(*inputs("meta", **case), None)
+                with self.assertRaisesRegex(ValueError, f"{field} = {value}"):
+                    mt.fused_experts(*inputs("meta", **case))
+                if max(case.values()) < 4096:  # (small enough to allocate)
+                    with self.assertRaisesRegex(ValueError, f"{field} = {value}"):
+                        mt.fused_experts(*inputs(DEVICE, **case))
+        for fits in (dict(hidden=65536, intermediate=65536, experts=4096, k=4096),
+                     dict(experts=1, k=2)):
+            with self.subTest(**fits):
+                shape = mt.check_arguments(*inputs("meta", **fits), None)
+                self.assertEqual((shape.k, shape.experts), (fits["k"], fits["experts"]))
+
     def test_meta_tensors_give_the_output_shape(self):
         # Eager meta calls go through the dispatcher to the fake
         # implementation: no device, no launch.

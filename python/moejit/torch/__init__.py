@@ -34,6 +34,17 @@ _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
 _INDEX_TYPES = {torch.int32: _capi.INDEX_TYPES["int32"], torch.int64: _capi.INDEX_TYPES["int64"]}
 
 
+# moejit's shape rules (src/workload/shape.cpp; include/moejit/moejit.hpp's
+# kMaxExperts, kMaxK, kMaxDim), checked here as well: the CPU reference and
+# the fake implementation (meta tensors, torch.compile's trace) then refuse
+# what the kernels would, instead of the first GPU run of a compiled graph.
+# k may exceed the experts: an expert-parallel rank can hold fewer experts
+# than a token's k.
+_MAX_EXPERTS = 4096
+_MAX_K = 4096
+_MAX_DIM = 65536
+
+
 def _describe(t: torch.Tensor) -> str:
     return f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')} on {t.device}"
 
@@ -43,6 +54,14 @@ def check_arguments(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torc
                     expert_map: Optional[torch.Tensor]) -> Shape:
     """The moejit shape of one call, or a ValueError / TypeError naming the
     argument that does not fit. Reads only metadata (fake tensors too)."""
+    return _check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map,
+                            no_experts_ok=False)
+
+
+def _check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map,
+                     no_experts_ok: bool) -> Shape:
+    """check_arguments; `no_experts_ok` lets weights of no experts pass (an
+    expert-parallel rank that holds none, and runs no op)."""
     if x.dtype not in _DTYPES:
         raise TypeError(f"moejit: x is {_describe(x)}; it must be bfloat16, float16 or float32")
     if x.dim() != 2:
@@ -73,6 +92,18 @@ def check_arguments(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torc
     if top_k_weights.dtype not in (torch.float32, x.dtype):
         raise TypeError(f"moejit: top_k_weights is {_describe(top_k_weights)}; it must be "
                         f"float32 or x's dtype {x.dtype}")
+    k = top_k_index.shape[1]
+    if not (0 if no_experts_ok else 1) <= experts <= _MAX_EXPERTS:
+        raise ValueError(f"moejit: experts = {experts} must be in 1..{_MAX_EXPERTS} (the first "
+                         f"dimension of gate_up_proj and down_proj)")
+    if not 1 <= k <= _MAX_K:
+        raise ValueError(f"moejit: k = {k} must be in 1..{_MAX_K} (the second dimension of "
+                         f"top_k_index and top_k_weights)")
+    for name, value, where in (("hidden", hidden, "x's second dimension"),
+                               ("intermediate", intermediate, "down_proj's third dimension")):
+        if value < 8 or value % 8 != 0 or value > _MAX_DIM:
+            raise ValueError(f"moejit: {name} = {value} must be a multiple of 8 in "
+                             f"[8, {_MAX_DIM}] ({where})")
     tensors = [("x", x), ("gate_up_proj", gate_up_proj), ("down_proj", down_proj),
                ("top_k_index", top_k_index), ("top_k_weights", top_k_weights)]
     if expert_map is not None:
@@ -108,13 +139,15 @@ def _signature(t: Optional[torch.Tensor]):
 _checked: Dict[tuple, Shape] = {}
 
 
-def _checked_shape(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map) -> Shape:
+def _checked_shape(x, gate_up_proj, down_proj, top_k_index, top_k_weights, expert_map,
+                   no_experts_ok: bool = False) -> Shape:
     key = (_signature(x), _signature(gate_up_proj), _signature(down_proj),
-           _signature(top_k_index), _signature(top_k_weights), _signature(expert_map))
+           _signature(top_k_index), _signature(top_k_weights), _signature(expert_map),
+           no_experts_ok)
     shape = _checked.get(key)
     if shape is None:
-        shape = check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
-                                expert_map)
+        shape = _check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights,
+                                 expert_map, no_experts_ok)
         if len(_checked) >= 4096:
             _checked.clear()
         _checked[key] = shape

@@ -161,9 +161,10 @@ class ExpertParallel(torch.nn.Module):
                              f"{tuple(top_k_weights.shape)} must both be [{x.shape[0]}, k]")
         # Every argument the op would refuse, refused here, before this rank
         # enters a collective that the others would then wait in.
-        # (The op's cache of checked signatures: a decode loop repeats one.)
+        # (The op's cache of checked signatures: a decode loop repeats one. A
+        # rank may hold no experts: _experts then runs no op.)
         _checked_shape(x, self.gate_up_proj, self.down_proj, top_k_index, top_k_weights,
-                       self.expert_map)
+                       self.expert_map, no_experts_ok=True)
         clock = _Marks(stages, x.device)
         if mode == "all_gather":
             return self._all_gather(x, top_k_index, top_k_weights, clock)
