@@ -33,8 +33,11 @@ logger = logging.getLogger("moejit.transformers")
 _warned = set()
 
 
-def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor) -> Optional[str]:
-    """Why moejit cannot run this experts module on this input, or None."""
+def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor,
+                 top_k_index: Optional[torch.Tensor] = None,
+                 top_k_weights: Optional[torch.Tensor] = None) -> Optional[str]:
+    """Why moejit cannot run this experts module on this input (with the
+    call's routing when given), or None."""
     if getattr(module, "has_bias", False):
         return "its experts have biases"
     if not getattr(module, "has_gate", True):
@@ -51,8 +54,12 @@ def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor) -> Option
         return f"its activations are {hidden_states.dtype}"
     if hidden_states.device.type not in ("cuda", "cpu"):
         return f"it runs on {hidden_states.device}"
-    if torch.is_grad_enabled() and (hidden_states.requires_grad or
-                                    module.gate_up_proj.requires_grad):
+    # Every input of the op that autograd could differentiate: the routing
+    # weights need a gradient when the router trains, down_proj alone when
+    # only it trains.
+    if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (hidden_states, top_k_weights, module.gate_up_proj, module.down_proj)):
         return ("gradients are needed (moejit has no backward; run inference under "
                 "torch.no_grad() or torch.inference_mode())")
     return None
@@ -72,7 +79,7 @@ def _fall_back(module, reason, hidden_states, top_k_index, top_k_weights):
 def experts_forward(module: torch.nn.Module, hidden_states: torch.Tensor,
                     top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
     """The experts forward Transformers calls for experts_implementation="moejit"."""
-    reason = unfit_reason(module, hidden_states)
+    reason = unfit_reason(module, hidden_states, top_k_index, top_k_weights)
     if reason is not None:
         return _fall_back(module, reason, hidden_states, top_k_index, top_k_weights)
     weights = top_k_weights

@@ -404,6 +404,32 @@ class Transformers(unittest.TestCase):
         experts.act_fn = torch.nn.GELU()
         self.assertIn("GELU", backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)))
 
+    def test_training_the_router_or_down_proj_alone_falls_back(self):
+        """moejit has no backward: a gradient through the routing weights
+        (the router trains) or through down_proj alone needs the eager
+        experts too."""
+        import moejit.transformers as backend
+        tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
+        for trained in ("mlp.gate.weight", "down_proj"):
+            with self.subTest(trained=trained):
+                model = tiny_model("qwen3_moe", torch.float32)
+                model.set_experts_implementation("moejit")
+                for name, p in model.named_parameters():
+                    p.requires_grad_(trained in name)
+                with torch.enable_grad():
+                    model(tokens).logits.sum().backward()
+                grads = [p.grad for name, p in model.named_parameters() if trained in name]
+                self.assertTrue(grads and all(g is not None for g in grads))
+        experts = model.model.layers[0].mlp.experts
+        experts.down_proj.requires_grad_(False)
+        hidden = torch.zeros(2, 128, device=DEVICE)
+        routing = (torch.zeros(2, 4, dtype=torch.int64, device=DEVICE),
+                   torch.ones(2, 4, device=DEVICE, requires_grad=True))
+        with torch.enable_grad():
+            self.assertIn("gradients are needed", backend.unfit_reason(experts, hidden, *routing))
+        with torch.no_grad():
+            self.assertIsNone(backend.unfit_reason(experts, hidden, *routing))
+
     @needs_gpu
     def test_fp32_greedy_generate_gives_the_same_tokens(self):
         for family in ("qwen3_moe", "mixtral", "olmoe"):
