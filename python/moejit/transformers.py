@@ -54,6 +54,12 @@ def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor,
         return f"its activations are {hidden_states.dtype}"
     if hidden_states.device.type not in ("cuda", "cpu"):
         return f"it runs on {hidden_states.device}"
+    # (The op refuses strided weights rather than copy them on every call;
+    # the eager experts read them as they are.)
+    for name in ("gate_up_proj", "down_proj"):
+        weight = getattr(module, name)
+        if not weight.is_contiguous():
+            return f"its {name} is not contiguous (strides {tuple(weight.stride())})"
     # Every input of the op that autograd could differentiate: the routing
     # weights need a gradient when the router trains, down_proj alone when
     # only it trains.

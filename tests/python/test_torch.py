@@ -430,6 +430,22 @@ class Transformers(unittest.TestCase):
         with torch.no_grad():
             self.assertIsNone(backend.unfit_reason(experts, hidden, *routing))
 
+    def test_non_contiguous_expert_weights_fall_back(self):
+        import moejit.transformers as backend
+        model = tiny_model("qwen3_moe", torch.float32)
+        experts = model.model.layers[0].mlp.experts
+        with torch.no_grad():  # the same values, stored [E, I, H] and viewed as [E, H, I]
+            experts.down_proj = torch.nn.Parameter(
+                experts.down_proj.transpose(1, 2).contiguous().transpose(1, 2))
+        tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
+        with torch.no_grad():
+            eager = model(tokens).logits
+            model.set_experts_implementation("moejit")
+            ours = model(tokens).logits
+        self.assertLess(rel_error(ours, eager), 1e-4)
+        self.assertIn("down_proj is not contiguous",
+                      backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)))
+
     @needs_gpu
     def test_fp32_greedy_generate_gives_the_same_tokens(self):
         for family in ("qwen3_moe", "mixtral", "olmoe"):
