@@ -25,7 +25,7 @@ from transformers.activations import SiLUActivation
 from transformers.integrations.moe import ExpertsInterface, _default_apply_gate
 
 from ._capi import MoejitError
-from .torch import _DTYPES, fused_experts
+from .torch import _DTYPES, _checked_shape, check_arguments, fused_experts
 
 NAME = "moejit"
 
@@ -36,8 +36,9 @@ _warned = set()
 def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor,
                  top_k_index: Optional[torch.Tensor] = None,
                  top_k_weights: Optional[torch.Tensor] = None) -> Optional[str]:
-    """Why moejit cannot run this experts module on this input (with the
-    call's routing when given), or None."""
+    """Why moejit cannot run this experts module on this input, or None.
+    With the call's routing as the op gets it (contiguous, the weights
+    float32 or the activations' dtype), the op's own argument checks too."""
     if getattr(module, "has_bias", False):
         return "its experts have biases"
     if not getattr(module, "has_gate", True):
@@ -68,6 +69,17 @@ def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor,
             for t in (hidden_states, top_k_weights, module.gate_up_proj, module.down_proj)):
         return ("gradients are needed (moejit has no backward; run inference under "
                 "torch.no_grad() or torch.inference_mode())")
+    if top_k_index is not None and top_k_weights is not None:
+        # The op's checks, its shape rules included, asked here: under
+        # torch.compile they run at trace time, where a refusal can still
+        # choose the eager experts (the graph's run could only raise).
+        # Eager calls use the op's cache of checked signatures.
+        check = check_arguments if torch.compiler.is_compiling() else _checked_shape
+        try:
+            check(hidden_states, module.gate_up_proj, module.down_proj, top_k_index,
+                  top_k_weights, None)
+        except (TypeError, ValueError) as e:
+            return f"its arguments do not fit moejit: {str(e).replace('moejit: ', '', 1)}"
     return None
 
 
@@ -85,15 +97,15 @@ def _fall_back(module, reason, hidden_states, top_k_index, top_k_weights):
 def experts_forward(module: torch.nn.Module, hidden_states: torch.Tensor,
                     top_k_index: torch.Tensor, top_k_weights: torch.Tensor) -> torch.Tensor:
     """The experts forward Transformers calls for experts_implementation="moejit"."""
-    reason = unfit_reason(module, hidden_states, top_k_index, top_k_weights)
+    x, ids, weights = hidden_states.contiguous(), top_k_index.contiguous(), top_k_weights
+    if weights.dtype not in (torch.float32, x.dtype):
+        weights = weights.float()
+    weights = weights.contiguous()
+    reason = unfit_reason(module, x, ids, weights)
     if reason is not None:
         return _fall_back(module, reason, hidden_states, top_k_index, top_k_weights)
-    weights = top_k_weights
-    if weights.dtype not in (torch.float32, hidden_states.dtype):
-        weights = weights.float()
     try:
-        return fused_experts(hidden_states.contiguous(), module.gate_up_proj, module.down_proj,
-                             top_k_index.contiguous(), weights.contiguous())
+        return fused_experts(x, module.gate_up_proj, module.down_proj, ids, weights)
     except MoejitError as e:
         if e.status != "INVALID_SHAPE":
             raise

@@ -446,6 +446,25 @@ class Transformers(unittest.TestCase):
         self.assertIn("down_proj is not contiguous",
                       backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)))
 
+    def test_a_shape_moejit_refuses_falls_back(self):
+        """unfit_reason asks the op's own checks (under torch.compile, at
+        trace time): experts of an intermediate size that is no multiple
+        of 8 run eagerly, with the rule in the warning."""
+        model = tiny_model("qwen3_moe", torch.float32)
+        experts = model.model.layers[0].mlp.experts
+        with torch.no_grad():  # intermediate 60 instead of 64
+            experts.gate_up_proj = torch.nn.Parameter(torch.cat(
+                [experts.gate_up_proj[:, :60], experts.gate_up_proj[:, 64:124]], dim=1))
+            experts.down_proj = torch.nn.Parameter(experts.down_proj[:, :, :60].contiguous())
+        tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
+        with torch.no_grad():
+            eager = model(tokens).logits
+            model.set_experts_implementation("moejit")
+            with self.assertLogs("moejit.transformers", logging.WARNING) as logs:
+                ours = model(tokens).logits
+        self.assertLess(rel_error(ours, eager), 1e-4)
+        self.assertIn("intermediate = 60 must be a multiple of 8", logs.output[0])
+
     @needs_gpu
     def test_fp32_greedy_generate_gives_the_same_tokens(self):
         for family in ("qwen3_moe", "mixtral", "olmoe"):

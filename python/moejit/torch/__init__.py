@@ -92,6 +92,8 @@ def _check_arguments(x, gate_up_proj, down_proj, top_k_index, top_k_weights, exp
     if top_k_weights.dtype not in (torch.float32, x.dtype):
         raise TypeError(f"moejit: top_k_weights is {_describe(top_k_weights)}; it must be "
                         f"float32 or x's dtype {x.dtype}")
+    # (These texts name no token count: moejit.transformers warns once per
+    # text and model class.)
     k = top_k_index.shape[1]
     if not (0 if no_experts_ok else 1) <= experts <= _MAX_EXPERTS:
         raise ValueError(f"moejit: experts = {experts} must be in 1..{_MAX_EXPERTS} (the first "
