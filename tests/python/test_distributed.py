@@ -10,6 +10,7 @@ import sys
 import tempfile
 import unittest
 from typing import NamedTuple, Tuple
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -217,6 +218,10 @@ class Partition(unittest.TestCase):
             ep.expert_ranges(0, 2)
         with self.assertRaisesRegex(ValueError, "outside a world"):
             ep.local_expert_map(4, 2, 2)
+        gate_up, down = torch.zeros(4, 16, 8), torch.zeros(4, 8, 8)
+        for rank in (-1, 2):  # (-1 took the last rank's share)
+            with self.assertRaisesRegex(ValueError, f"rank {rank} is outside a world of 2"):
+                ep.shard_experts(gate_up, down, rank, 2)
 
 
 class Arguments(unittest.TestCase):
@@ -263,6 +268,17 @@ class Arguments(unittest.TestCase):
                 layer(x, ids, weights.half(), mode=mode)
         with self.assertRaisesRegex(ValueError, "at least 1"):
             ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=0)
+        # A process outside the group: torch gives it rank and size -1.
+        with mock.patch.object(dist, "get_rank", return_value=-1), \
+                mock.patch.object(dist, "get_world_size", return_value=-1):
+            with self.assertRaisesRegex(ValueError, "not in the group"):
+                ep.ExpertParallel(gate_up, down, CASES[0].experts)
+        with mock.patch.object(dist, "get_rank", return_value=-1):
+            with self.assertRaisesRegex(ValueError, "not in the group"):
+                ep.ExpertParallel(gate_up, down, CASES[0].experts)
+        with mock.patch.object(dist, "get_rank", return_value=1):
+            with self.assertRaisesRegex(ValueError, "rank 1 is outside a world of 1"):
+                ep.ExpertParallel(gate_up, down, CASES[0].experts)
         bounded = ep.ExpertParallel(gate_up, down, CASES[0].experts, max_tokens=4)
         with self.assertRaisesRegex(ValueError, "5 tokens on rank 0, above the layer's "
                                                 "max_tokens 4"):

@@ -65,12 +65,17 @@ def expert_owners(num_experts: int, world_size: int,
     return torch.tensor(owners, dtype=torch.int64, device=device)
 
 
+def _check_rank(rank: int, world_size: int) -> None:
+    # (A rank of -1 would index the last rank's share of expert_ranges.)
+    if not 0 <= rank < world_size:
+        raise ValueError(f"moejit: rank {rank} is outside a world of {world_size}")
+
+
 def local_expert_map(num_experts: int, rank: int, world_size: int,
                      device: Optional[torch.device] = None) -> torch.Tensor:
     """The op's expert_map for `rank`: int32 [num_experts], a global id's
     local index on this rank, -1 where another rank holds it."""
-    if not 0 <= rank < world_size:
-        raise ValueError(f"moejit: rank {rank} is outside a world of {world_size}")
+    _check_rank(rank, world_size)
     first, count = expert_ranges(num_experts, world_size)[rank]
     mapping = torch.full((num_experts,), -1, dtype=torch.int32)
     mapping[first:first + count] = torch.arange(count, dtype=torch.int32)
@@ -81,6 +86,7 @@ def shard_experts(gate_up_proj: torch.Tensor, down_proj: torch.Tensor, rank: int
                   world_size: int) -> Tuple[torch.Tensor, torch.Tensor]:
     """Rank `rank`'s experts of the whole layer's [E, 2I, H] and [E, H, I]
     weights, as contiguous tensors."""
+    _check_rank(rank, world_size)
     first, count = expert_ranges(gate_up_proj.shape[0], world_size)[rank]
     return (gate_up_proj[first:first + count].contiguous(),
             down_proj[first:first + count].contiguous())
@@ -111,6 +117,10 @@ class ExpertParallel(torch.nn.Module):
         self.mode = mode
         self.rank = dist.get_rank(group)
         self.world_size = dist.get_world_size(group)
+        if self.rank < 0:  # (both are -1 in a process outside the group)
+            raise ValueError(f"moejit: this process is not in the group (its rank there is "
+                             f"{self.rank}); only the group's ranks hold its experts")
+        _check_rank(self.rank, self.world_size)
         self.num_experts = num_experts
         first, count = expert_ranges(num_experts, self.world_size)[self.rank]
         if gate_up_proj.dim() != 3 or down_proj.dim() != 3 or \
