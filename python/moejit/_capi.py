@@ -277,7 +277,26 @@ class CacheStats:
     memory_only: bool
 
 
-class KernelSet:
+class _Owner:
+    """An owner of one C handle, which its __del__ releases. A copy would
+    share the handle and release it a second time (a double delete), and a
+    pickle cannot carry it to another process: both are refused. __del__
+    takes its release function as a default argument, bound when the class
+    is defined: at interpreter exit this module's globals can be None
+    before the last owner goes."""
+
+    def __copy__(self):
+        raise TypeError(f"moejit: a {type(self).__name__} owns a C handle and cannot be copied")
+
+    def __deepcopy__(self, memo):
+        return self.__copy__()
+
+    def __reduce_ex__(self, protocol):
+        raise TypeError(f"moejit: a {type(self).__name__} owns a C handle and cannot be "
+                        f"pickled")
+
+
+class KernelSet(_Owner):
     """The compiled, loaded kernels of one shape on one device
     (moejit_kernels). `run` takes raw device pointers; moejit.torch wraps
     it for tensors."""
@@ -287,9 +306,9 @@ class KernelSet:
         self.shape = shape
         self._workspace: dict = {}  # tokens -> bytes: a call per step costs more
 
-    def __del__(self):
+    def __del__(self, _release=_kernels_release):
         if getattr(self, "_handle", None):
-            _kernels_release(self._handle)
+            _release(self._handle)
             self._handle = None
 
     def workspace_bytes(self, tokens: int) -> int:
@@ -332,7 +351,7 @@ class KernelSet:
 _ARGS_SIZE = ctypes.sizeof(_Args)
 
 
-class Runtime:
+class Runtime(_Owner):
     """A moejit runtime on one CUDA device (moejit_runtime): it owns the
     kernel sets of that device and the in-process cache."""
 
@@ -357,9 +376,9 @@ class Runtime:
         self._handle = handle
         self.device = device
 
-    def __del__(self):
+    def __del__(self, _release=_runtime_destroy):
         if getattr(self, "_handle", None):
-            _runtime_destroy(self._handle)
+            _release(self._handle)
             self._handle = None
 
     def get(self, shape: Shape) -> KernelSet:

@@ -2,11 +2,15 @@
 fresh virtual environment, without torch and without a GPU: the version,
 warming a cache for a named arch, typed errors, and the cache upkeep."""
 
+import copy
+import ctypes
 import glob
 import os
+import pickle
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 import moejit
 
@@ -129,6 +133,39 @@ class Package(unittest.TestCase):
         with self.assertRaises(moejit.MoejitError) as device:
             moejit._capi.Runtime(device=2 ** 32)
         self.assertEqual(device.exception.status, "INVALID_ARGUMENT")
+
+
+class Handles(unittest.TestCase):
+    """KernelSet and Runtime own a C handle that their __del__ releases."""
+
+    @staticmethod
+    def owners():
+        class Held(ctypes.c_void_p):  # NULL, which C releases as a no-op, read as held
+            def __bool__(self):
+                return True
+
+        kernels = moejit._capi.KernelSet(Held(), SMALL)
+        runtime = object.__new__(moejit._capi.Runtime)  # (no device to create one on)
+        runtime._handle = Held()
+        return kernels, runtime
+
+    def test_copies_and_pickles_are_refused(self):
+        # A copy's __del__ released the handle the original still held.
+        for owner in self.owners():
+            for copier in (copy.copy, copy.deepcopy, pickle.dumps):
+                with self.subTest(owner=type(owner).__name__, copier=copier.__name__):
+                    with self.assertRaisesRegex(TypeError, "^moejit: .* owns a C handle"):
+                        copier(owner)
+
+    def test_release_needs_no_module_globals(self):
+        # At interpreter exit the module's globals can be None before the
+        # last owner goes: __del__ uses the function bound with the class.
+        owners = self.owners()
+        with mock.patch.object(moejit._capi, "_kernels_release", None), \
+                mock.patch.object(moejit._capi, "_runtime_destroy", None):
+            for owner in owners:
+                owner.__del__()
+                self.assertIsNone(owner._handle)
 
 
 if __name__ == "__main__":
