@@ -169,10 +169,13 @@ class ExpertParallel(torch.nn.Module):
                 top_k_weights.shape != top_k_index.shape:
             raise ValueError(f"moejit: top_k_index {tuple(top_k_index.shape)} and top_k_weights "
                              f"{tuple(top_k_weights.shape)} must both be [{x.shape[0]}, k]")
-        # Every argument the op would refuse, refused here, before this rank
-        # enters a collective that the others would then wait in.
-        # (The op's cache of checked signatures: a decode loop repeats one. A
-        # rank may hold no experts: _experts then runs no op.)
+        # Every argument the op would refuse, refused here, before any
+        # collective: this rank raises at once, with the op's message, not
+        # between two collectives. The other ranks are not told: they wait in
+        # their next collective until the process group's timeout, as for
+        # any rank that stops. (The op's cache of checked signatures: a
+        # decode loop repeats one. A rank may hold no experts: _experts then
+        # runs no op.)
         _checked_shape(x, self.gate_up_proj, self.down_proj, top_k_index, top_k_weights,
                        self.expert_map, no_experts_ok=True)
         clock = _Marks(stages, x.device)
