@@ -19,9 +19,10 @@ tensors, where the op runs its PyTorch reference):
 - ``all_to_all``: a token goes only to the ranks that own at least one of
   its k experts, once per rank (with all its slots: the receiver's expert
   map drops the others); that rank returns its share, and the token's rank sums the shares in fp32 in rank
-  order and rounds once. The split sizes are exchanged on the device; the
-  one host synchronisation is reading them, which `all_to_all_single`
-  needs as host lists.
+  order and rounds once. The split sizes are exchanged on the device;
+  reading them, which `all_to_all_single` needs as host lists, is the one
+  host synchronisation with torch >= 2.6 (before it, CUDA's nonzero() of
+  the rows to send is a second).
 
 With two ranks and the op in its batch-invariant combine mode
 (`MOEJIT_COMBINE=batch-invariant`), the two modes give the same bits: a
@@ -244,7 +245,8 @@ class ExpertParallel(torch.nn.Module):
         send, recv = counts.tolist()
         self.last_exchange = {"sent": send, "received": recv}
         # (rank, token) pairs in rank then token order; their number is known
-        # now, so nonzero needs no second host synchronisation.
+        # now, so nonzero needs no second host synchronisation (torch >= 2.6;
+        # see _nonzero).
         pairs = _nonzero(needs.t(), sum(send))
         token = pairs[:, 1]
         # A token's slots of other ranks go too: the receiver's expert map
