@@ -8,6 +8,7 @@ import ctypes
 import operator
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Iterable, List, Optional
 
@@ -247,7 +248,17 @@ def _preload_wheel_nvrtc() -> None:
     leaves moejit's own search order as it is."""
     if os.environ.get("MOEJIT_NVRTC_LIBRARY") or _preload_wheel_nvrtc.done:
         return
-    _preload_wheel_nvrtc.done = True
+    # Done only once the search is over, under a lock: moejit looks for its
+    # NVRTC once per process, at the first compile, so a thread let through
+    # while another was still loading the wheel's copy could fix the
+    # process on another NVRTC.
+    with _preload_lock:
+        if not _preload_wheel_nvrtc.done:
+            _load_wheel_nvrtc()
+            _preload_wheel_nvrtc.done = True
+
+
+def _load_wheel_nvrtc() -> None:
     name = f"libnvrtc.so.{_build_info.NVRTC_MAJOR}"
     for folder in sys.path:
         for sub in (f"cu{_build_info.NVRTC_MAJOR}", "cuda_nvrtc"):
@@ -261,6 +272,7 @@ def _preload_wheel_nvrtc() -> None:
 
 
 _preload_wheel_nvrtc.done = False
+_preload_lock = threading.Lock()
 
 TUNINGS = {None: -1, "records": 0, "heuristic": 1, "first_use": 2}
 # moejit::Combine; None: MOEJIT_COMBINE.

@@ -9,6 +9,8 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
+import time
 import unittest
 from unittest import mock
 
@@ -133,6 +135,37 @@ class Package(unittest.TestCase):
         with self.assertRaises(moejit.MoejitError) as device:
             moejit._capi.Runtime(device=2 ** 32)
         self.assertEqual(device.exception.status, "INVALID_ARGUMENT")
+
+
+class NvrtcPreload(unittest.TestCase):
+    def test_no_caller_goes_on_while_the_wheels_nvrtc_loads(self):
+        """moejit looks for its NVRTC once, at the first compile: a second
+        caller must not return while the first is still loading the CUDA
+        wheel's copy (a stand-in here, found on sys.path and slow)."""
+        capi = moejit._capi
+        entered, loaded = threading.Event(), threading.Event()
+
+        def slow_load(path, mode=0):
+            entered.set()
+            time.sleep(0.3)
+            loaded.set()
+
+        with tempfile.TemporaryDirectory() as folder:
+            lib = os.path.join(folder, "nvidia", "cuda_nvrtc", "lib")
+            os.makedirs(lib)
+            open(os.path.join(lib, f"libnvrtc.so.{capi._build_info.NVRTC_MAJOR}"), "w").close()
+            environment = {k: v for k, v in os.environ.items() if k != "MOEJIT_NVRTC_LIBRARY"}
+            with mock.patch.object(capi._preload_wheel_nvrtc, "done", False), \
+                    mock.patch.object(sys, "path", [folder] + sys.path), \
+                    mock.patch.object(capi.ctypes, "CDLL", slow_load), \
+                    mock.patch.dict(os.environ, environment, clear=True):
+                first = threading.Thread(target=capi._preload_wheel_nvrtc)
+                first.start()
+                self.assertTrue(entered.wait(10))
+                capi._preload_wheel_nvrtc()
+                self.assertTrue(loaded.is_set(), "the second caller returned before the load")
+                first.join()
+                self.assertTrue(capi._preload_wheel_nvrtc.done)
 
 
 class Handles(unittest.TestCase):
