@@ -115,3 +115,24 @@ execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${cache}
 if(NOT rc EQUAL 1 OR NOT err MATCHES "^moejit: error: .*unsupported target 'sm_70'")
   message(FATAL_ERROR "warm --arch sm_70 should fail at run time (exit 1): ${rc} ${err}")
 endif()
+
+# Output that does not reach stdout is a failure: exit 1 and one line on
+# stderr naming it, in text and --json modes (--json once aborted in LLVM's
+# stream destructor, exit 134; text exited 0), and with stdout closed.
+set(listed ${WORK}/listed)
+file(MAKE_DIRECTORY ${listed})
+execute_process(COMMAND chmod 700 ${listed}) # trusted whatever the umask
+foreach(case "codegen" "settings" "cache list --json --cache-dir ${listed}"
+        "cache list --cache-dir ${listed}")
+  separate_arguments(words UNIX_COMMAND "${case}")
+  execute_process(COMMAND ${MOEJIT} ${words} OUTPUT_FILE /dev/full
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err STREQUAL "moejit: error: writing stdout: No space left on device\n")
+    message(FATAL_ERROR "moejit ${case} > /dev/full should exit 1 with one line: ${rc} ${err}")
+  endif()
+endforeach()
+execute_process(COMMAND sh -c "exec \"$0\" codegen >&-" ${MOEJIT}
+                RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err STREQUAL "moejit: error: writing stdout: Bad file descriptor\n")
+  message(FATAL_ERROR "moejit codegen with stdout closed should exit 1 with one line: ${rc} ${err}")
+endif()

@@ -49,6 +49,15 @@ if(NOT shape STREQUAL seed OR NOT status STREQUAL "cached" OR NOT name MATCHES "
    OR NOT hits EQUAL compiled OR NOT plan STREQUAL "heuristic (no shipped table for this workload on sm_90a)")
   message(FATAL_ERROR "warm --json of a warmed cache: ${json}")
 endif()
+# A document or report that cannot be written (a full disk) fails the warm:
+# exit 1 and one line saying so, never LLVM's abort (exit 134).
+foreach(mode "--json" "--check")
+  execute_process(COMMAND ${MOEJIT} warm ${mode} --arch sm_90a --cache-dir ${WORK}
+                  OUTPUT_FILE /dev/full RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "(^|\n)moejit: error: writing stdout: No space left on device\n$")
+    message(FATAL_ERROR "warm ${mode} > /dev/full should exit 1 saying why: ${rc} ${err}")
+  endif()
+endforeach()
 # --gpu NAME: a name no shipped table has is warned about, with the names
 # that do; its tuned plan is the heuristic's (all cached already).
 execute_process(COMMAND ${MOEJIT} warm --gpu NOPE --arch sm_90a --cache-dir ${WORK}

@@ -302,6 +302,14 @@ void writeJson(const std::string &path, const std::string &device,
   if (ec)
     throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
   out << llvm::json::Value(std::move(document));
+  // A stream that failed to write keeps its error for its destructor, which
+  // would abort with report_fatal_error: the error is taken here.
+  out.close();
+  if (out.has_error()) {
+    const std::string why = out.error().message();
+    out.clear_error();
+    throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + why);
+  }
 }
 
 /// The kernel set of `c` with one GEMM plan for every bucket, bypassing the

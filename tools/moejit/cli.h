@@ -66,7 +66,8 @@ void addShapeOptions(CLI::App &app, ShapeArgs &args);
 /// when there are none.
 std::vector<MoeShape> shapesOf(const ShapeArgs &args);
 
-/// Pretty-printed on stdout, then a newline (`--json`).
+/// Pretty-printed on stdout, then a newline (`--json`). A failed write is
+/// reported when the command is done (main's checkStdout).
 void printJson(const llvm::json::Value &value);
 
 /// The shape shared by the seed cases (../shared/workloads/seed.json).

@@ -1,10 +1,17 @@
 // moejit: warm the kernel cache, benchmark, or print generated source.
-// Exit status: 0 done (and --help, --version), 1 a run-time failure, 2 a
-// command line moejit cannot act on.
+// Exit status: 0 done (and --help, --version), 1 a run-time failure (a
+// write to stdout that failed included), 2 a command line moejit cannot act
+// on.
 #include "cli.h"
 
+#include <llvm/Support/raw_ostream.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace {
 
@@ -50,9 +57,47 @@ int parseError(const CLI::App &app, const CLI::ParseError &e) {
   return usageError(app, "a command is needed: " + names);
 }
 
-} // namespace
+/// A standard stream the caller closed (`moejit codegen >&-`) leaves its
+/// number free, and the next open() (a cache file's) would take it and
+/// receive what is printed. Each closed one is held by /dev/null opened the
+/// other way round, so that writing to it fails (EBADF) and is reported
+/// like any failed write (gnulib's stdopen does the same).
+void holdClosedStreams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+      continue;
+    const int held = ::open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+    if (held >= 0 && held != fd) { // the lower ones are open: it is fd
+      ::dup2(held, fd);
+      ::close(held);
+    }
+  }
+}
 
-int main(int argc, char **argv) {
+/// `rc`, or 1 when what the command printed did not all reach stdout (a
+/// full disk, a closed pipe or stream): output that was lost is a failure,
+/// said once on stderr. llvm::outs() (the --json documents) keeps its write
+/// error for its destructor at exit, which calls report_fatal_error and
+/// aborts (SIGABRT, exit 134): the error is taken and cleared here.
+int checkStdout(int rc) {
+  std::string why;
+  llvm::raw_fd_ostream &outs = llvm::outs();
+  outs.flush();
+  if (outs.has_error())
+    why = outs.error().message();
+  outs.clear_error();
+  errno = 0;
+  if (std::fflush(stdout) != 0 && why.empty())
+    why = std::strerror(errno);
+  if (std::ferror(stdout) && why.empty()) // an earlier write failed; its errno is gone
+    why = "a write failed";
+  if (why.empty())
+    return rc;
+  std::fprintf(stderr, "moejit: error: writing stdout: %s\n", why.c_str());
+  return rc != 0 ? rc : 1;
+}
+
+int run(int argc, char **argv) {
   using namespace moejit::cli;
   CLI::App app("moejit: fused MoE kernels generated at run time; warm their cache, benchmark "
                "them, or print their source.",
@@ -90,4 +135,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "moejit: error: %s\n", e.what());
     return 1;
   }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  holdClosedStreams();
+  return checkStdout(run(argc, argv));
 }
