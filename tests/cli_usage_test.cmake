@@ -86,6 +86,28 @@ foreach(case
                         "got ${rc}: ${err}${out}")
   endif()
 endforeach()
+# An empty value is refused, not read as "not given": --cache-dir "$UNSET"
+# once meant the default root (and prune emptied it), --arch '' GPU 0's.
+# Each is run by sh, which passes '' as an empty argument.
+foreach(case
+    "warm --arch sm_90a --cache-dir ''|--cache-dir: must not be empty"
+    "warm --arch ''|--arch: must not be empty"
+    "warm --arch sm_90a --gpu ''|--gpu: must not be empty"
+    "cache list --cache-dir ''|--cache-dir: must not be empty"
+    "cache verify --cache-dir ''|--cache-dir: must not be empty"
+    "cache prune --max-size 0 --cache-dir ''|--cache-dir: must not be empty"
+    "bench --json ''|--json: must not be empty"
+    "jit-probe --cache-dir ''|--cache-dir: must not be empty")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 command)
+  list(GET case 1 pattern)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${cache}
+                          sh -c "exec \"$0\" ${command}" ${MOEJIT}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "^moejit: usage error: ${pattern}")
+    message(FATAL_ERROR "moejit ${command}: expected exit 2 and '${pattern}', got ${rc}: ${err}${out}")
+  endif()
+endforeach()
 if(EXISTS ${cache})
   message(FATAL_ERROR "a usage error wrote the cache root")
 endif()

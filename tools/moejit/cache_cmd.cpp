@@ -265,7 +265,8 @@ Command addCache(CLI::App &app) {
   cmd->require_subcommand(1);
   auto addRoot = [&](CLI::App *sub) {
     sub->add_option("--cache-dir", a->root, "cache root (default: MOEJIT_CACHE_DIR or ~/.cache)")
-        ->type_name("DIR");
+        ->type_name("DIR")
+        ->check(nonEmpty());
   };
   CLI::App *list_cmd = cmd->add_subcommand(
       "list", "Show each workload (shape, entries: kernel, size, last use) and tuning record.");

@@ -47,6 +47,11 @@ CLI::Validator integerText() {
       "", "integer");
 }
 
+CLI::Validator nonEmpty() {
+  return CLI::Validator(
+      [](std::string &text) -> std::string { return text.empty() ? "must not be empty" : ""; }, "");
+}
+
 CLI::Validator combineMode() {
   std::vector<std::string> modes;
   for (std::string_view m : settings::find("MOEJIT_COMBINE")->choices)

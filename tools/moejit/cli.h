@@ -41,6 +41,11 @@ int64_t parseInteger(std::string_view text, const std::string &what, int64_t lo,
 /// octal and "0x10" as hex); a CLI::Range after it checks the bounds.
 CLI::Validator integerText();
 
+/// A CLI11 check that the text is not empty, for options whose absence
+/// means a default (--cache-dir, --arch, --gpu, --json FILE): `--cache-dir
+/// "$UNSET"` must not mean the default root (which prune would then empty).
+CLI::Validator nonEmpty();
+
 /// A CLI11 check that `parse(text)` does not throw UsageError or
 /// moejit::Error; the message becomes CLI11's (option name first).
 CLI::Validator checkedBy(std::function<void(const std::string &)> parse, std::string description);

@@ -71,7 +71,7 @@ Command addJitProbe(CLI::App &app) {
   // bench --jit's new processes; not for people, so not in the overview.
   CLI::App *cmd =
       app.add_subcommand("jit-probe", "time one Runtime::get on a warm cache")->group("");
-  cmd->add_option("--cache-dir", a->root, "cache root")->type_name("DIR");
+  cmd->add_option("--cache-dir", a->root, "cache root")->type_name("DIR")->check(nonEmpty());
   cmd->add_option("--shape", a->shape, "the shape")
       ->type_name("S")
       ->check(checkedBy([](const std::string &s) { parseShape(s); }, ""));

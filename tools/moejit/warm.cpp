@@ -349,12 +349,15 @@ Command addWarm(CLI::App &app) {
   addShapeOptions(*cmd, a->shapes);
   cmd->add_option("--arch", a->arch,
                   "target to compile for, e.g. sm_90a: no GPU needed (default: GPU 0's)")
-      ->type_name("sm_XY");
+      ->type_name("sm_XY")
+      ->check(nonEmpty());
   cmd->add_option("--gpu", a->gpu,
                   "GPU name whose tuned plans to warm, e.g. 'NVIDIA H200' (default: GPU 0's)")
-      ->type_name("NAME");
+      ->type_name("NAME")
+      ->check(nonEmpty());
   cmd->add_option("--cache-dir", a->cache_dir, "cache root (default: MOEJIT_CACHE_DIR or ~/.cache)")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(nonEmpty());
   CLI::Option *tune = cmd->add_flag(
       "--tune", a->tune, "autotune the shapes on GPU 0 first, saving tuning records in the root");
   cmd->add_option("--buckets", a->buckets,
