@@ -11,6 +11,7 @@
 #include "testkit.h"
 
 #include <gtest/gtest.h>
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/Path.h>
@@ -182,12 +183,35 @@ TEST(TuningRecord, ParseRejectsBadRecords) {
        [](Object &o) { bucketAt(o, 9)["gemm2"] = "bm64_bn64_s3_w2x2x"; }, "gemm2"},
       {"config not canonical", [](Object &o) { bucketAt(o, 1)["gemm1"] = "bm064_bn64_s3_w2x2"; },
        "not spelled as"},
+      // Texts that reach terminals in messages: printable ASCII, bounded.
+      {"escape sequences in gpu",
+       [](Object &o) {
+         o["gpu"] = "\x1b[2K\rmoejit: all 14 kernels are in the cache\n\x1b[31mFORGED";
+       },
+       "\"gpu\" must be printable ASCII of at most 256 bytes"},
+      {"gpu over 256 bytes", [](Object &o) { o["gpu"] = std::string(257, 'A'); },
+       "\"gpu\" must be printable ASCII"},
+      {"non-ASCII workload",
+       [](Object &o) { o["workload"] = "moejit-workload v1 k=8 hidden=2048 \xc3\xa9"; },
+       "\"workload\" must be printable ASCII"},
+      {"newline in moejit_version", [](Object &o) { o["moejit_version"] = "0.2.0\nforged"; },
+       "\"moejit_version\" must be printable ASCII"},
+      {"tab in created_utc", [](Object &o) { o["created_utc"] = "2025\t01"; },
+       "\"created_utc\" must be printable ASCII"},
+      {"DEL in nvrtc_version", [](Object &o) { o["nvrtc_version"] = "13.0\x7f"; },
+       "\"nvrtc_version\" must be printable ASCII"},
+      {"bell in a tile config", [](Object &o) { bucketAt(o, 3)["gemm1"] = "bm64\a"; },
+       "buckets[3]: \"gemm1\" must be printable ASCII"},
   };
   for (const Case &c : cases) {
     const std::string message = rejection(editedJson(c.edit));
     EXPECT_NE(message, "") << c.name << ": accepted";
     EXPECT_NE(message.find(c.message), std::string::npos) << c.name << ": " << message;
+    EXPECT_TRUE(llvm::all_of(message, [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
+        << c.name << ": the message quotes a control byte: " << message;
   }
+  // At the bound, and with spaces (GPU names have them): accepted.
+  EXPECT_EQ(rejection(editedJson([](Object &o) { o["gpu"] = std::string(255, 'A') + " "; })), "");
   EXPECT_NE(rejection("{ not json"), "");
   EXPECT_NE(rejection("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_EQ(rejection(editedJson([](Object &o) { o["comment"] = "fields unknown to v1"; })), "");

@@ -8,6 +8,7 @@
 #include "tune/shipped_tables.h"
 #include "workload/shape.h"
 
+#include <llvm/ADT/STLExtras.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/Path.h>
@@ -45,7 +46,13 @@ public:
       fail(key, "must be a string");
     else if (s->empty() && !allow_empty)
       fail(key, "must not be empty");
-    return s ? s->str() : std::string();
+    else if (s->size() > kMaxRecordText ||
+             !llvm::all_of(*s, [](char c) { return c >= 0x20 && c < 0x7f; }))
+      // Not quoted back: the text is what must not reach a terminal.
+      fail(key, fmt::format("must be printable ASCII of at most {} bytes", kMaxRecordText));
+    else
+      return s->str();
+    return {};
   }
   /// A finite number >= 0 (times, counts).
   double number(llvm::StringRef key) {
@@ -87,7 +94,7 @@ private:
       error_ = fmt::format("{}missing \"{}\"", where_, key.str());
     return v;
   }
-  void fail(llvm::StringRef key, const char *rule) {
+  void fail(llvm::StringRef key, const std::string &rule) {
     if (ok())
       error_ = fmt::format("{}\"{}\" {}", where_, key.str(), rule);
   }

@@ -23,6 +23,12 @@ inline constexpr int kRecordFormat = 1;
 /// refused before it is parsed.
 inline constexpr size_t kMaxRecordBytes = size_t{1} << 20;
 inline constexpr int kMaxRecordDepth = 8;
+/// Every string in a record (the GPU name, workload text, versions, tile
+/// configs) is printable ASCII (space included) of at most this many bytes,
+/// or the record is refused: these texts reach terminals and logs in
+/// messages (a record for another GPU is ignored with its name), where a
+/// hostile root's escape sequences or newlines would rewrite or forge lines.
+inline constexpr size_t kMaxRecordText = 256;
 
 struct BucketRecord {
   int bucket = 0;           ///< runtime::bucketOf
