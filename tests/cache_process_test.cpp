@@ -496,21 +496,31 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   EXPECT_NE(r.err.find("list, verify"), std::string::npos) << r.err;
 }
 
-TEST(CacheProcesses, WarmThatCannotSaveExitsNonZero) {
+TEST(CacheProcesses, WarmThatCannotUseItsRootFailsBeforeCompiling) {
   testkit::TempDir dir("moejit-cache-process-test");
   const std::string file = dir.path + "/a-file";
   std::ofstream(file) << "x";
   const std::string loop = dir.path + "/loop";
   ASSERT_EQ(::symlink(loop.c_str(), loop.c_str()), 0);
-  for (const std::string &root : {file, loop, file + "/below"}) {
-    const CliRun r = runCli(warmArgs(root), dir.path + "/warm");
-    EXPECT_EQ(r.rc, 1) << root << "\n" << r.out << r.err;
-    EXPECT_NE(r.out.find("saved 0, not saved " + std::to_string(kernelCount())), std::string::npos)
-        << r.out;
-    EXPECT_NE(r.err.find("error: " + std::to_string(kernelCount()) + " kernels were not saved: "),
-              std::string::npos)
-        << r.err;
-  }
+  // A root whose versioned folder others may write: its entries are
+  // refused, so --check must not call them missing either.
+  const std::string open_to_all = dir.path + "/open-to-all";
+  ASSERT_EQ(::mkdir(open_to_all.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((open_to_all + "/v1").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((open_to_all + "/v1").c_str(), 0777), 0);
+  for (const std::string &root : {file, loop, file + "/below", open_to_all})
+    for (bool check : {false, true}) {
+      std::vector<std::string> args = warmArgs(root);
+      if (check)
+        args.push_back("--check");
+      const CliRun r = runCli(args, dir.path + "/warm");
+      EXPECT_EQ(r.rc, 1) << root << "\n" << r.out << r.err;
+      // One line naming the root and why, and nothing compiled or listed.
+      EXPECT_EQ(r.err.rfind("moejit: error: cache root " + root + ": ", 0), 0u) << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_EQ(r.out.find("moe_"), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("cache hits"), std::string::npos) << r.out;
+    }
   // A warm that saves everything says so and exits 0.
   const CliRun ok = runCli(warmArgs(dir.path + "/cache"), dir.path + "/ok");
   EXPECT_EQ(ok.rc, 0) << ok.err;
@@ -526,12 +536,23 @@ TEST(CacheProcesses, WarmIntoARootOnlyRootCanWriteExitsNonZero) {
   ASSERT_EQ(::chmod(dir.path.c_str(), 0755), 0);
   const std::string root = dir.path + "/cache";
   ASSERT_EQ(::mkdir(root.c_str(), 0755), 0);
-  const CliRun r = runCli(warmArgs(root), dir.path + "/warm", [] {
+  auto asNobody = [] {
     if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
       ::_exit(11);
-  });
+  };
+  // Without its versioned folder, which nobody cannot make: refused before
+  // anything compiles.
+  CliRun r = runCli(warmArgs(root), dir.path + "/warm", asNobody);
   if (r.rc == 11)
     GTEST_SKIP() << "could not become nobody (65534)";
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("moejit: error: cache root " + root + ": ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("moe_"), std::string::npos) << r.out;
+  // A system-wide cache (v1 there, readable): the kernels it lacks compile
+  // into memory, and the warm says they were not saved.
+  ASSERT_EQ(::mkdir((root + "/v1").c_str(), 0755), 0);
+  r = runCli(warmArgs(root), dir.path + "/warm", asNobody);
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_NE(r.err.find("not writable"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("kernels were not saved"), std::string::npos) << r.err;

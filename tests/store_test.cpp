@@ -157,6 +157,37 @@ TEST(Store, UnwritableRootFallsBackToMemory) {
   EXPECT_TRUE(s.load(name("k2")));
 }
 
+TEST(Store, CheckRootSaysWhyARootCannotBeUsed) {
+  testkit::TempDir dir("moejit-store-test");
+  auto why = [](const CubinStore &s, bool create) {
+    llvm::Error e = s.checkRoot(create);
+    return e ? errorMessage(std::move(e)) : std::string();
+  };
+  // A file where the root should be, or above it.
+  const std::string file = dir.path + "/a-file";
+  writeFile(file, "x");
+  for (const std::string &root : {file, file + "/below"})
+    for (bool create : {false, true}) {
+      const std::string message = why(CubinStore(root), create);
+      EXPECT_EQ(message.rfind("cache root " + root + ": ", 0), 0u) << message;
+      EXPECT_NE(message.find("Not a directory"), std::string::npos) << message;
+    }
+  // A versioned folder others may write: not trusted, found before any use.
+  const std::string shared = dir.path + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir((shared + "/v1").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((shared + "/v1").c_str(), 0777), 0);
+  for (bool create : {false, true})
+    EXPECT_NE(why(CubinStore(shared), create).find("v1 is not trusted"), std::string::npos)
+        << why(CubinStore(shared), create);
+  // Missing: fine as it is (all misses), or made with its versioned folder.
+  const std::string fresh = dir.path + "/fresh/cache";
+  EXPECT_EQ(why(CubinStore(fresh), false), "");
+  EXPECT_FALSE(exists(fresh));
+  EXPECT_EQ(why(CubinStore(fresh), true), "");
+  EXPECT_TRUE(llvm::sys::fs::is_directory(fresh + "/v1"));
+}
+
 TEST(Store, DefaultRootFollowsEnvironment) {
   setenv("MOEJIT_CACHE_DIR", "/some/where", 1);
   EXPECT_EQ(defaultRoot(), "/some/where");

@@ -247,6 +247,27 @@ llvm::Expected<std::optional<safefs::Dir>> CubinStore::workloadDir(const std::st
   return safefs::openSubdirs(**root, {fmt::format("v{}", kFormatVersion), workload_id}, create);
 }
 
+llvm::Error CubinStore::checkRoot(bool create) const {
+  if (root_.empty())
+    return makeError(ErrorCode::InvalidArgument,
+                     "no cache root: MOEJIT_CACHE_DIR, XDG_CACHE_HOME and HOME are unset and uid "
+                     "{} has no home folder (set MOEJIT_CACHE_DIR)",
+                     ::geteuid());
+  auto refused = [&](llvm::Error e) {
+    return makeError(ErrorCode::InvalidArgument, "cache root {}: {}", root_,
+                     errorMessage(std::move(e)));
+  };
+  auto root = safefs::openRoot(root_, trust_, create);
+  if (!root)
+    return refused(root.takeError());
+  if (!*root)
+    return llvm::Error::success(); // nothing there yet: all misses
+  auto versioned = safefs::openSubdir(**root, fmt::format("v{}", kFormatVersion), create);
+  if (!versioned)
+    return refused(versioned.takeError());
+  return llvm::Error::success();
+}
+
 void CubinStore::warnRefused(const std::string &why) const {
   warnOnce("refused:" + root_ + why,
            fmt::format("cache root {}: {}; nothing is loaded from or saved there, compiled "

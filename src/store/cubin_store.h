@@ -132,6 +132,15 @@ public:
                    std::optional<std::chrono::steady_clock::time_point> until = std::nullopt);
   std::chrono::milliseconds keyLockWait() const { return key_lock_wait_; }
 
+  /// Opens the root and its v<format> folder the way load() and publish()
+  /// reach them, making them when `create`: the error says why entries can
+  /// be neither loaded from nor saved there (no root, not a folder, a link
+  /// where a folder should be, not trusted, cannot be made). A root that
+  /// does not exist is fine without `create`. For callers that would rather
+  /// stop before compiling than keep what they compile in memory (moejit
+  /// warm), since the store itself only warns.
+  llvm::Error checkRoot(bool create) const;
+
   const std::string &root() const { return root_; }
   /// <root>/v<format>/<workload id>/<key>.cubin
   std::string entryPath(const EntryName &name) const;

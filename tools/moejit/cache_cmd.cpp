@@ -243,18 +243,6 @@ int prune(const std::string &root, uint64_t max_bytes) {
 
 } // namespace
 
-namespace {
-/// The root of `--cache-dir` (default: the environment's); a runtime error
-/// when there is none.
-std::string rootOf(const std::string &given) {
-  const std::string root = given.empty() ? store::defaultRoot() : given;
-  if (root.empty())
-    throw Error(ErrorCode::InvalidArgument,
-                "no cache root: no home folder; give --cache-dir or set MOEJIT_CACHE_DIR");
-  return root;
-}
-} // namespace
-
 Command addCache(CLI::App &app) {
   struct CacheArgs {
     std::string root, max_size;
@@ -287,7 +275,7 @@ Command addCache(CLI::App &app) {
       ->required()
       ->check(checkedBy([](const std::string &s) { unwrapOrThrow(store::parseSize(s)); }, ""));
   return {cmd, [a, list_cmd, verify_cmd] {
-            const std::string root = rootOf(a->root);
+            const std::string root = cacheRoot(a->root);
             if (list_cmd->parsed())
               return list(root, a->json);
             if (verify_cmd->parsed())

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "common/settings.h"
+#include "store/cubin_store.h"
 #include "workload/presets.h"
 
 #include <llvm/Support/FormatVariadic.h>
@@ -45,6 +46,14 @@ CLI::Validator integerText() {
         }
       },
       "", "integer");
+}
+
+std::string cacheRoot(const std::string &given) {
+  const std::string root = given.empty() ? store::defaultRoot() : given;
+  if (root.empty())
+    throw Error(ErrorCode::InvalidArgument,
+                "no cache root: no home folder; give --cache-dir or set MOEJIT_CACHE_DIR");
+  return root;
 }
 
 CLI::Validator nonEmpty() {

@@ -41,6 +41,11 @@ int64_t parseInteger(std::string_view text, const std::string &what, int64_t lo,
 /// octal and "0x10" as hex); a CLI::Range after it checks the bounds.
 CLI::Validator integerText();
 
+/// The root of `--cache-dir` (default: store::defaultRoot()); a run-time
+/// error when there is none (no home folder): commands that exist to fill or
+/// look at the disk cache do not fall back to memory.
+std::string cacheRoot(const std::string &given);
+
 /// A CLI11 check that the text is not empty, for options whose absence
 /// means a default (--cache-dir, --arch, --gpu, --json FILE): `--cache-dir
 /// "$UNSET"` must not mean the default root (which prune would then empty).

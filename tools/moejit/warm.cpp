@@ -141,7 +141,7 @@ int runWarm(const WarmArgs &a) {
   if (!a.arch.empty())
     arch = a.arch;
   std::string gpu = a.gpu;
-  store::CubinStore store(a.cache_dir);
+  store::CubinStore store(cacheRoot(a.cache_dir));
   // --check, or a no-compile deployment: prove the cache complete, compile
   // nothing.
   const bool check = a.check || unwrapOrThrow(settings::readBool("MOEJIT_NO_COMPILE"));
@@ -165,6 +165,11 @@ int runWarm(const WarmArgs &a) {
       gpu = device->name;
   }
   const Arch target = unwrapOrThrow(Arch::parse(*arch)); // checked above, or the GPU's
+  // The root before anything is tuned or compiled: one that cannot be used
+  // (not a folder, not trusted, cannot be made) was found out only after
+  // every kernel had been compiled into memory. --check makes nothing: a
+  // root that does not exist is a cache with nothing in it.
+  throwIfError(store.checkRoot(/*create=*/!check));
   // A name that matches no table silently falls back to the heuristic: say
   // so, with the names that do match.
   if (!a.gpu.empty()) {
