@@ -158,3 +158,28 @@ execute_process(COMMAND sh -c "exec \"$0\" codegen >&-" ${MOEJIT}
 if(NOT rc EQUAL 1 OR NOT err STREQUAL "moejit: error: writing stdout: Bad file descriptor\n")
   message(FATAL_ERROR "moejit codegen with stdout closed should exit 1 with one line: ${rc} ${err}")
 endif()
+
+# A cache root asked about by name must exist: a mistyped --cache-dir once
+# "verified" and "pruned" clean (exit 0).
+foreach(command "list" "verify" "prune --max-size 1G")
+  separate_arguments(words UNIX_COMMAND "${command}")
+  execute_process(COMMAND ${MOEJIT} cache ${words} --cache-dir ${WORK}/nowhere
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err STREQUAL "moejit: error: cache root ${WORK}/nowhere does not exist\n"
+     OR EXISTS ${WORK}/nowhere)
+    message(FATAL_ERROR "cache ${command} of a missing root should exit 1 naming it: ${rc} ${err}${out}")
+  endif()
+endforeach()
+# Prune of a root with a folder it refuses (v1 writable by others) has not
+# pruned it: exit 1, the size a lower bound, and no talk of entries in use.
+set(refusing ${WORK}/refusing)
+file(MAKE_DIRECTORY ${refusing}/v1)
+execute_process(COMMAND chmod 700 ${refusing})
+execute_process(COMMAND chmod 777 ${refusing}/v1)
+execute_process(COMMAND ${MOEJIT} cache prune --max-size 0 --cache-dir ${refusing}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT out MATCHES "\nrefused \\(left alone\\) v1: .*not trusted"
+   OR NOT out MATCHES "\nfinal size: at least 0 \\(0 bytes\\) in 0 entries; limit 0\n"
+   OR NOT out MATCHES "\nnot pruned: 1 refused paths" OR out MATCHES "in use")
+  message(FATAL_ERROR "cache prune with a refused folder should exit 1 and say so: ${rc} ${out}${err}")
+endif()

@@ -4,6 +4,7 @@
 
 #include "api/warm.h"
 #include "common/error.h"
+#include "common/safe_fs.h"
 #include "store/cache_admin.h"
 #include "workload/shape.h"
 
@@ -232,13 +233,50 @@ int prune(const std::string &root, uint64_t max_bytes) {
   for (const store::Finding &f : report.locks)
     std::printf("removed stale lock file %s\n", shown(relative(root, f.path)).c_str());
   printFindings(root, "error:", report.errors);
-  std::printf("final size: %s (%llu bytes) in %zu entries; limit %s\n",
-              store::formatSize(report.final_bytes).c_str(),
+  // What the walk refused (an untrusted folder, a link) was neither entered
+  // nor counted: the size is then a lower bound, and the prune incomplete.
+  const bool refused = !report.refused.empty();
+  std::printf("final size: %s%s (%llu bytes) in %zu entries; limit %s\n",
+              refused ? "at least " : "", store::formatSize(report.final_bytes).c_str(),
               static_cast<unsigned long long>(report.final_bytes), report.final_entries,
               store::formatSize(max_bytes).c_str());
-  if (report.final_bytes > max_bytes)
-    std::printf("still above the limit: entries in use by running processes were kept\n");
-  return report.errors.empty() ? 0 : 1;
+  if (report.final_bytes > max_bytes) {
+    // Each reason only where it happened: an entry that could not be
+    // removed was once said to be in use.
+    size_t in_use = 0;
+    for (const store::Finding &f : report.kept)
+      in_use += f.what.rfind("in use", 0) == 0;
+    std::vector<std::string> why;
+    if (in_use)
+      why.push_back(std::to_string(in_use) + " entries in use by running processes were kept");
+    if (report.kept.size() > in_use)
+      why.push_back(std::to_string(report.kept.size() - in_use) +
+                    " entries were replaced by other processes meanwhile");
+    if (!report.errors.empty())
+      why.push_back(std::to_string(report.errors.size()) + " could not be removed (error: above)");
+    if (why.empty())
+      why.push_back("other processes saved entries meanwhile");
+    std::string text;
+    for (const std::string &w : why)
+      text += (text.empty() ? "" : "; ") + w;
+    std::printf("still above the limit: %s\n", text.c_str());
+  }
+  if (refused)
+    std::printf("not pruned: %zu refused paths (above), left alone and not counted\n",
+                report.refused.size());
+  return report.errors.empty() && !refused ? 0 : 1;
+}
+
+/// The library reads a root that does not exist as an empty cache (a
+/// process's first run); asked about by name, it is an error: a mistyped
+/// --cache-dir "verified" and "pruned" clean.
+void requireRoot(const std::string &root) {
+  auto dir = safefs::openRoot(root, safefs::cacheTrust(), /*create=*/false);
+  if (!dir)
+    throw Error(ErrorCode::InvalidArgument,
+                "cache root " + root + ": " + errorMessage(dir.takeError()));
+  if (!*dir)
+    throw Error(ErrorCode::InvalidArgument, "cache root " + root + " does not exist");
 }
 
 } // namespace
@@ -276,6 +314,7 @@ Command addCache(CLI::App &app) {
       ->check(checkedBy([](const std::string &s) { unwrapOrThrow(store::parseSize(s)); }, ""));
   return {cmd, [a, list_cmd, verify_cmd] {
             const std::string root = cacheRoot(a->root);
+            requireRoot(root);
             if (list_cmd->parsed())
               return list(root, a->json);
             if (verify_cmd->parsed())
