@@ -130,6 +130,30 @@ if(NOT rc EQUAL 1 OR NOT err MATCHES "MOEJIT_COMPILE_THREADS=0: expected a whole
   message(FATAL_ERROR "MOEJIT_COMPILE_THREADS=0 should fail before anything compiles: ${rc} ${err}")
 endif()
 
+# Every setting is checked before warm or bench does anything, the ones the
+# library only warns about or reads later too: MOEJIT_TUNING=bogus passed
+# the warm and failed the application, MOEJIT_DEBUG_PIPELINES=ture (a
+# warning) warmed the wrong keys.
+foreach(case
+    "MOEJIT_TUNING=bogus|warm --arch sm_90a --check|MOEJIT_TUNING=bogus: expected one of records"
+    "MOEJIT_DEBUG_PIPELINES=ture|warm --arch sm_90a|MOEJIT_DEBUG_PIPELINES=ture: expected 1, 0"
+    "MOEJIT_LOG_LEVEL=verbose|warm --arch sm_90a|MOEJIT_LOG_LEVEL=verbose: expected one of trace"
+    "MOEJIT_CACHE_TRUST=sharde|warm --arch sm_90a|MOEJIT_CACHE_TRUST=sharde: expected one of owner"
+    "MOEJIT_LOG_LEVEL=verbose|bench --runs 1|MOEJIT_LOG_LEVEL=verbose: expected one of trace"
+    "MOEJIT_TUNING=bogus|bench --jit|MOEJIT_TUNING=bogus: expected one of records")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 setting)
+  list(GET case 1 command)
+  list(GET case 2 pattern)
+  separate_arguments(words UNIX_COMMAND "${command}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${setting} MOEJIT_CACHE_DIR=${cache}
+                          ${MOEJIT} ${words}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 1 OR NOT err MATCHES "^moejit: error: ${pattern}[^\n]*\n$" OR EXISTS ${cache})
+    message(FATAL_ERROR "${setting} moejit ${command} should fail at once naming it: ${rc} ${err}${out}")
+  endif()
+endforeach()
+
 # A run-time failure stays exit 1 ("moejit: error: ..."): a target NVRTC
 # does not support is the library's refusal, not a usage error.
 execute_process(COMMAND ${MOEJIT} warm --arch sm_70 --cache-dir ${cache}

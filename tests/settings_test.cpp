@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <set>
@@ -92,6 +93,27 @@ TEST(Settings, BadBoolNamesTheVariable) {
   };
   check(read("MOEJIT_NO_COMPILE").takeError());
   check(readBool("MOEJIT_NO_COMPILE").takeError());
+}
+
+TEST(Settings, CheckAllNamesEveryBadValue) {
+  std::vector<std::unique_ptr<EnvVar>> unset;
+  for (const Setting &s : registry())
+    unset.push_back(std::make_unique<EnvVar>(s.name.data(), nullptr)); // names are literals
+  EXPECT_EQ(errorMessage(checkAll()), "");
+  {
+    // Settings the library only warns about count too.
+    EnvVar tuning("MOEJIT_TUNING", "bogus"), pipelines("MOEJIT_DEBUG_PIPELINES", "ture"),
+        trust("MOEJIT_CACHE_TRUST", "sharde"), fine("MOEJIT_COMBINE", "fast");
+    llvm::Error e = checkAll();
+    ASSERT_TRUE(static_cast<bool>(e));
+    const std::string message = errorMessage(std::move(e));
+    for (const char *named :
+         {"MOEJIT_TUNING=bogus", "MOEJIT_DEBUG_PIPELINES=ture", "MOEJIT_CACHE_TRUST=sharde"})
+      EXPECT_NE(message.find(named), std::string::npos) << message;
+    EXPECT_EQ(message.find("MOEJIT_COMBINE"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+  }
+  EXPECT_EQ(errorMessage(checkAll()), "");
 }
 
 TEST(Settings, CountsAreWholeNumbersInRange) {

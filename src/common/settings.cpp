@@ -165,6 +165,16 @@ llvm::Expected<unsigned> readCount(std::string_view name) {
   return v->empty() ? 0u : static_cast<unsigned>(std::stoul(*v));
 }
 
+llvm::Error checkAll() {
+  std::string bad;
+  for (const Setting &s : registry())
+    if (auto value = read(s.name); !value)
+      bad += (bad.empty() ? "" : "; ") + errorMessage(value.takeError());
+  if (bad.empty())
+    return llvm::Error::success();
+  return makeError(ErrorCode::InvalidArgument, "{}", bad);
+}
+
 std::string markdownTable() {
   std::string out = "| variable | type | default | changes cache keys | meaning |\n"
                     "|---|---|---|---|---|\n";

@@ -39,6 +39,14 @@ inline constexpr unsigned kMaxCount = 1024;
 /// read() of a Count setting; 0 when unset.
 llvm::Expected<unsigned> readCount(std::string_view name);
 
+/// read() of every setting in the registry; InvalidArgument naming each bad
+/// value (joined by "; ") when there is one. The library reads a setting
+/// when it needs it, and some only warn (MOEJIT_DEBUG_PIPELINES,
+/// MOEJIT_CACHE_TRUST, MOEJIT_LOG_LEVEL through the logger): a tool that
+/// prepares for the runtime (moejit warm) checks them all first, so a typo
+/// fails it rather than the application later, or warms the wrong keys.
+llvm::Error checkAll();
+
 /// The registry as a Markdown table (the README's settings table).
 std::string markdownTable();
 

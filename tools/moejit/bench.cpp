@@ -9,6 +9,7 @@
 
 #include "codegen/tile_config.h"
 #include "common/error.h"
+#include "common/settings.h"
 #include "driver/driver.h"
 #include "nvrtc/compile.h"
 #include "runtime/builder.h"
@@ -525,6 +526,8 @@ Command addBench(CLI::App &app, const std::string &self) {
   for (CLI::Option *o : {tokens, config, combine, stages, compare, json, runs})
     o->excludes(jit);
   return {cmd, [a, self] {
+            // As warm does: a bad setting is one error before anything runs.
+            throwIfError(settings::checkAll());
             return a->jit ? runJitBench(shapesOf(a->shapes), a->processes, self) : runBench(*a);
           }};
 }

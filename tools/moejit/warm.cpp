@@ -136,6 +136,10 @@ driver::Device openDevice(bool tune) {
 }
 
 int runWarm(const WarmArgs &a) {
+  // Every setting the runtime will read, before anything runs: a bad
+  // MOEJIT_TUNING passed the warm and failed the application's Runtime, and
+  // a typo in MOEJIT_DEBUG_PIPELINES (a warning) warmed the wrong keys.
+  throwIfError(settings::checkAll());
   const std::vector<MoeShape> shapes = shapesOf(a.shapes);
   std::optional<std::string> arch;
   if (!a.arch.empty())
