@@ -34,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <tuple>
 #include <unistd.h>
 
 using namespace moejit;
@@ -446,6 +447,41 @@ TEST(HostileCache, LongOrUnprintableNamesInMetadataMakeAnEntryCorrupt) {
     auto report = verifyCache(root, false);
     ASSERT_TRUE(static_cast<bool>(report));
     EXPECT_TRUE(mentions(report->corrupt, entry, "metadata")) << arch;
+  }
+}
+
+TEST(HostileCache, OutOfRangeCountsInMetadataMakeAnEntryCorrupt) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  CubinStore s(root);
+  auto meta = [](const std::string &registers, const std::string &spill,
+                 const std::string &shared) {
+    return llvm::formatv("{{\"key\":\"k\",\"kernel\":\"moe_hostile_kernel\",\"arch\":\"sm_90a\","
+                         "\"nvrtc\":\"13.0\",\"registers\":{0},\"spill_bytes\":{1},"
+                         "\"static_shared_bytes\":{2}}",
+                         registers, spill, shared)
+        .str();
+  };
+  const std::string entry = s.entryPath(name("k"));
+  makeDirs(llvm::sys::path::parent_path(entry).str());
+  // At the bounds: read as written.
+  std::string why;
+  auto ok = decodeEntry(forgeEntry(meta("0", "0", "1048576"), "cubin"), why);
+  ASSERT_TRUE(ok) << why;
+  EXPECT_EQ(ok->meta.static_shared_bytes, 1 << 20);
+  // Each was cut to an int (2^40 + 5 read as 5) or summed past INT_MAX in
+  // warm's report (a negative shared size).
+  for (const auto &[registers, spill, shared] :
+       {std::tuple{"1099511627781", "0", "0"}, std::tuple{"32", "-7", "0"},
+        std::tuple{"32", "0", "2147483647"}, std::tuple{"32", "0", "1048577"},
+        std::tuple{"-1", "0", "0"}, std::tuple{"32", "0", "1.5"}}) {
+    const std::string bytes = forgeEntry(meta(registers, spill, shared), "cubin");
+    EXPECT_FALSE(decodeEntry(bytes, why)) << registers << " " << spill << " " << shared;
+    EXPECT_EQ(why, "unreadable metadata") << registers << " " << spill << " " << shared;
+    writeFile(entry, bytes);
+    auto report = verifyCache(root, false);
+    ASSERT_TRUE(static_cast<bool>(report));
+    EXPECT_TRUE(mentions(report->corrupt, entry, "metadata")) << shared;
   }
 }
 

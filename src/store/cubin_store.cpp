@@ -27,6 +27,10 @@ namespace {
 constexpr char kMagic[8] = {'M', 'O', 'E', 'J', 'I', 'T', 'C', kFormatVersion};
 constexpr size_t kHeaderBytes = 8 + 4 + 8; // magic, meta length, cubin length
 constexpr size_t kDigestBytes = 32;
+/// The largest count entry metadata may hold (registers, spill bytes,
+/// static shared bytes): 1 MiB of shared memory or spill is more than any
+/// GPU gives a block.
+constexpr int64_t kMaxMetaCount = int64_t{1} << 20;
 
 template <typename T> void putInt(std::string &out, T v) {
   for (size_t i = 0; i < sizeof(T); ++i)
@@ -79,11 +83,15 @@ std::string parseMeta(llvm::StringRef text, EntryMeta &m) {
     out = v->str();
     return true;
   };
+  // Counts (registers, spill and static shared bytes): whole numbers from 0
+  // to kMaxMetaCount, far above what ptxas reports; a larger one was cut to
+  // an int (2^40 + 5 read as 5) or summed past INT_MAX in warm's report.
   auto num = [&](const char *k, int &out) {
     auto v = o->getInteger(k);
-    if (v)
-      out = static_cast<int>(*v);
-    return v.hasValue();
+    if (!v || *v < 0 || *v > kMaxMetaCount)
+      return false;
+    out = static_cast<int>(*v);
+    return true;
   };
   auto ms = o->getNumber("compile_ms");
   m.compile_ms = ms ? *ms : 0;

@@ -270,12 +270,12 @@ int runWarm(const WarmArgs &a) {
         missing.push_back(r.error);
         continue;
       }
-      const int smem = b.entry.meta.static_shared_bytes + b.spec.dynamicSharedBytes();
+      // In int64: two ints, whatever a cache entry says.
+      const int64_t smem = int64_t{b.entry.meta.static_shared_bytes} + b.spec.dynamicSharedBytes();
       if (!json)
-        std::printf(
-            "  %-64s %5d %6d %8d %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
-            b.entry.meta.spill_bytes, smem,
-            b.from_cache ? "cached" : compileTime(b).c_str());
+        std::printf("  %-64s %5d %6d %8lld %10s\n", b.spec.name().c_str(), b.entry.meta.registers,
+                    b.entry.meta.spill_bytes, static_cast<long long>(smem),
+                    b.from_cache ? "cached" : compileTime(b).c_str());
       llvm::json::Object k{{"name", b.spec.name()},
                            {"status", b.from_cache ? "cached" : "compiled"},
                            {"registers", b.entry.meta.registers},
