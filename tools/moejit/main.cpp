@@ -4,6 +4,7 @@
 // on.
 #include "cli.h"
 
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <cerrno>
@@ -97,6 +98,16 @@ int checkStdout(int rc) {
   return rc != 0 ? rc : 1;
 }
 
+/// This program's file, which bench --jit runs again: argv[0] is only a
+/// name when moejit was found through PATH, and LLVM's ExecuteAndWait looks
+/// nothing up ("Executable \"moejit\" doesn't exist!"). getMainExecutable
+/// reads /proc/self/exe; argv[0] is what is left if that fails.
+std::string selfPath(const char *argv0) {
+  static const int in_this_binary = 0; // an address inside the executable
+  std::string path = llvm::sys::fs::getMainExecutable(argv0, const_cast<int *>(&in_this_binary));
+  return path.empty() ? argv0 : path;
+}
+
 int run(int argc, char **argv) {
   using namespace moejit::cli;
   CLI::App app("moejit: fused MoE kernels generated at run time; warm their cache, benchmark "
@@ -104,9 +115,9 @@ int run(int argc, char **argv) {
                "moejit");
   app.set_version_flag("--version", std::string("moejit ") + moejit::version());
   app.require_subcommand(1);
-  const Command commands[] = {addWarm(app),    addBench(app, argv[0]), addJitProbe(app),
-                              addInfo(app),    addCodegen(app),        addCache(app),
-                              addSettings(app)};
+  const std::string self = selfPath(argv[0]);
+  const Command commands[] = {addWarm(app),    addBench(app, self), addJitProbe(app), addInfo(app),
+                              addCodegen(app), addCache(app),       addSettings(app)};
   // After the commands: a subcommand inherits the footer its parent has then.
   app.footer("Run 'moejit COMMAND --help' for the options of a command.");
   if (argc < 2) { // no command: the overview, as a usage error

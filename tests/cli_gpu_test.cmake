@@ -1,0 +1,31 @@
+# The moejit command on GPU 0 (skipped without one): bench --jit started
+# through PATH, whose new processes once ran argv[0], a bare name that LLVM
+# does not look up ("jit-probe failed (-1): Executable "moejit" doesn't
+# exist!"); and bench --json to a full disk, which aborted in LLVM's stream
+# destructor (exit 134) instead of saying so.
+# MOEJIT: the binary; WORK: a scratch folder.
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+execute_process(COMMAND ${MOEJIT} info OUTPUT_VARIABLE info)
+if(NOT info MATCHES "\ngpus: [1-9]")
+  message("moejit-test-skipped: no GPU: ${info}")
+  return()
+endif()
+set(shape "k=2,hidden=256,intermediate=128,experts=8")
+
+get_filename_component(bin ${MOEJIT} DIRECTORY)
+get_filename_component(name ${MOEJIT} NAME)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env "PATH=${bin}:$ENV{PATH}" MOEJIT_CACHE_DIR=${WORK}/cache
+                        ${name} bench --jit --shape ${shape} --processes 2
+                WORKING_DIRECTORY ${WORK}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "\n${shape},dtype=bf16 +[0-9.]+ +[0-9]+ +[0-9.]+ ")
+  message(FATAL_ERROR "moejit bench --jit, started through PATH, should time its new processes: ${rc} ${out}${err}")
+endif()
+
+execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${WORK}/cache
+                        ${MOEJIT} bench --tokens 16 --shape ${shape} --runs 2 --json /dev/full
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "(^|\n)moejit: error: cannot write /dev/full: No space left on device\n$")
+  message(FATAL_ERROR "bench --json /dev/full should exit 1 with one line: ${rc} ${out}${err}")
+endif()
