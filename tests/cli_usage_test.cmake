@@ -49,6 +49,8 @@ foreach(case
     "warm --arch sm_90a --model nope|unknown model 'nope'.*known: qwen3-30b-a3b"
     "warm --tune --buckets 0-x|--buckets: bucket 'x' is not a whole number"
     "warm --tune --buckets 0-17|--buckets: bucket 17 is not in 0..16"
+    "warm --tune --buckets 1,|--buckets: bucket '' is not a whole number"
+    "warm --tune --buckets 1,,3|--buckets: bucket '' is not a whole number"
     "warm --buckets 0-16|--buckets requires --tune"
     "warm --check --tune|excludes"
     "bench --runs abc|--runs: 'abc' is not a whole number"

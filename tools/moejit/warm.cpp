@@ -17,11 +17,11 @@
 
 #include <llvm/Support/JSON.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
-#include <sstream>
 
 namespace moejit::cli {
 
@@ -36,10 +36,14 @@ struct WarmArgs {
 /// "13,14" or "10-16" -> bucket numbers (runtime::bucketOf numbering).
 std::vector<int> parseBuckets(const std::string &text) {
   std::vector<int> out;
-  std::stringstream items(text);
-  std::string item;
   constexpr int last = runtime::kBucketCount - 1;
-  while (std::getline(items, item, ',')) {
+  // Every item, empty ones too ("1," or "1,,3"), as --shape reads its
+  // items: std::getline dropped a trailing empty one.
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    begin = end + 1;
     const auto dash = item.find('-');
     const int lo = static_cast<int>(parseInteger(item.substr(0, dash), "bucket", 0, last));
     const int hi = dash == std::string::npos
