@@ -485,6 +485,22 @@ TEST(HostileCache, OutOfRangeCountsInMetadataMakeAnEntryCorrupt) {
   }
 }
 
+TEST(HostileCache, RepeatedKeysInMetadataMakeAnEntryCorrupt) {
+  // llvm::json keeps the last of a repeated key; the first may be what a
+  // person or another tool reads.
+  const std::string meta = "{\"key\":\"k\",\"kernel\":\"moe_hostile_kernel\",\"arch\":\"sm_90a\","
+                           "\"nvrtc\":\"13.0\",\"registers\":32,\"spill_bytes\":0,"
+                           "\"static_shared_bytes\":0}";
+  std::string why;
+  EXPECT_TRUE(decodeEntry(forgeEntry(meta, "cubin"), why)) << why;
+  for (const char *first :
+       {"\"registers\":1,", "\"kernel\":\"moe_other\",", "\"k\\u0065y\":\"k\","}) {
+    EXPECT_FALSE(decodeEntry(forgeEntry("{" + std::string(first) + meta.substr(1), "cubin"), why))
+        << first;
+    EXPECT_EQ(why.rfind("metadata: duplicate key \"", 0), 0u) << why;
+  }
+}
+
 TEST(HostileCache, EntryUnderAnotherKeysNameIsRebuilt) {
   testkit::TempDir dir("moejit-hostile-test");
   const std::string root = dir.path + "/cache";

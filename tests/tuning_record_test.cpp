@@ -210,6 +210,28 @@ TEST(TuningRecord, ParseRejectsBadRecords) {
     EXPECT_TRUE(llvm::all_of(message, [](char ch) { return ch >= 0x20 && ch < 0x7f; }))
         << c.name << ": the message quotes a control byte: " << message;
   }
+  // A key given twice: llvm::json keeps the last, a person may read the
+  // first (a plan other than the one used), so the record is refused.
+  const std::string json = toJson(sampleRecord());
+  auto withBefore = [&](const std::string &anchor, const std::string &inserted) {
+    std::string text = json;
+    const size_t at = text.find(anchor);
+    EXPECT_NE(at, std::string::npos) << anchor;
+    return text.insert(at, inserted);
+  };
+  EXPECT_NE(rejection(withBefore("\"gpu\"", "\"gpu\": \"OTHER\", ")).find("duplicate key \"gpu\""),
+            std::string::npos);
+  EXPECT_NE(
+      rejection(withBefore("\"gpu\"", "\"gp\\u0075\": \"OTHER\", ")).find("duplicate key \"gpu\""),
+      std::string::npos)
+      << "escapes are decoded before keys are compared";
+  EXPECT_NE(rejection(withBefore("\"gemm1\"", "\"gemm1\": \"bm32_bn64_s3_w2x2\", "))
+                .find("duplicate key \"gemm1\""),
+            std::string::npos);
+  EXPECT_NE(rejection(withBefore("\"gpu\"", "\"x\\u001b[2K\": 1, \"x\\u001b[2K\": 2, "))
+                .find("duplicate key \"x\\x1b[2K\""),
+            std::string::npos)
+      << "a key is quoted with its control bytes escaped";
   // At the bound, and with spaces (GPU names have them): accepted.
   EXPECT_EQ(rejection(editedJson([](Object &o) { o["gpu"] = std::string(255, 'A') + " "; })), "");
   EXPECT_NE(rejection("{ not json"), "");

@@ -16,7 +16,7 @@ struct JsonLimits {
 };
 
 /// llvm::json::parse of `text` once it is within `limits`; InvalidArgument
-/// naming the limit otherwise.
+/// naming the limit otherwise, or the key an object holds twice.
 llvm::Expected<llvm::json::Value> parseBoundedJson(llvm::StringRef text, const JsonLimits &limits);
 
 } // namespace moejit
