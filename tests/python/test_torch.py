@@ -357,6 +357,15 @@ def tiny_model(family, dtype):
     return model.to(DEVICE).eval()
 
 
+def eager_and_moejit_logits(model, tokens):
+    """The model's logits with its eager experts, then with moejit's; no
+    gradients."""
+    with torch.no_grad():
+        eager = model(tokens).logits
+        model.set_experts_implementation("moejit")
+        return eager, model(tokens).logits
+
+
 class Transformers(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -372,12 +381,9 @@ class Transformers(unittest.TestCase):
                 seen = []
                 experts.register_forward_hook(lambda m, args, out: seen.append((args, out)))
                 tokens = torch.randint(0, 256, (2, 12), device=DEVICE)
-                with torch.no_grad():
-                    eager = model(tokens).logits
-                    model.set_experts_implementation("moejit")
-                    with mock.patch.object(backend, "fused_experts",
-                                           wraps=backend.fused_experts) as op:
-                        ours = model(tokens).logits
+                with mock.patch.object(backend, "fused_experts",
+                                       wraps=backend.fused_experts) as op:
+                    eager, ours = eager_and_moejit_logits(model, tokens)
                 self.assertEqual(op.call_count, 2, "both MoE layers run through moejit")
                 self.assertLess(rel_error(ours, eager), 1e-4)
                 (args, out), = seen[1:]
@@ -438,10 +444,7 @@ class Transformers(unittest.TestCase):
             experts.down_proj = torch.nn.Parameter(
                 experts.down_proj.transpose(1, 2).contiguous().transpose(1, 2))
         tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
-        with torch.no_grad():
-            eager = model(tokens).logits
-            model.set_experts_implementation("moejit")
-            ours = model(tokens).logits
+        eager, ours = eager_and_moejit_logits(model, tokens)
         self.assertLess(rel_error(ours, eager), 1e-4)
         self.assertIn("down_proj is not contiguous",
                       backend.unfit_reason(experts, torch.zeros(1, 128, device=DEVICE)))
@@ -457,11 +460,8 @@ class Transformers(unittest.TestCase):
                 [experts.gate_up_proj[:, :60], experts.gate_up_proj[:, 64:124]], dim=1))
             experts.down_proj = torch.nn.Parameter(experts.down_proj[:, :, :60].contiguous())
         tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
-        with torch.no_grad():
-            eager = model(tokens).logits
-            model.set_experts_implementation("moejit")
-            with self.assertLogs("moejit.transformers", logging.WARNING) as logs:
-                ours = model(tokens).logits
+        with self.assertLogs("moejit.transformers", logging.WARNING) as logs:
+            eager, ours = eager_and_moejit_logits(model, tokens)
         self.assertLess(rel_error(ours, eager), 1e-4)
         self.assertIn("intermediate = 60 must be a multiple of 8", logs.output[0])
 
@@ -484,10 +484,7 @@ class Transformers(unittest.TestCase):
             with self.subTest(family=family):
                 model = tiny_model(family, torch.bfloat16)
                 tokens = torch.randint(0, 256, (4, 64), device=DEVICE)
-                with torch.no_grad():
-                    eager = model(tokens).logits
-                    model.set_experts_implementation("moejit")
-                    ours = model(tokens).logits
+                eager, ours = eager_and_moejit_logits(model, tokens)
                 self.assertLess(rel_error(ours, eager), 1e-2)
 
 
