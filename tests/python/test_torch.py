@@ -119,6 +119,14 @@ class Op(unittest.TestCase):
                 shape = mt.check_arguments(*inputs("meta", **fits), None)
                 self.assertEqual((shape.k, shape.experts), (fits["k"], fits["experts"]))
 
+    def test_prepare_and_cache_stats_take_only_cuda_devices(self):
+        shape = mt.Shape(2, 256, 128, 8, "bf16")
+        for call in (lambda: mt.prepare(shape, "cpu"), lambda: mt.cache_stats("meta"),
+                     lambda: mt.cache_stats(torch.device("cpu"))):
+            with self.assertRaises(ValueError) as raised:
+                call()
+            self.assertIn("is not a CUDA device", str(raised.exception))
+
     def test_meta_tensors_give_the_output_shape(self):
         # Eager meta calls go through the dispatcher to the fake
         # implementation: no device, no launch.

@@ -193,18 +193,18 @@ _devices: Dict[int, _Device] = {}
 _lock = threading.Lock()
 
 
-def _kernel_set(device: torch.device, shape: Shape) -> _capi.KernelSet:
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    return _kernel_set_of(index, shape)
-
-
 def _kernel_set_of(index: int, shape: Shape) -> _capi.KernelSet:
     found = _devices.get(index)
     if found is not None:
         kernels = found.kernels.get(shape)
         if kernels is not None:
             return kernels
-    if torch.cuda.is_current_stream_capturing():
+    # The capture, if any, is on torch's current stream of *this* device,
+    # which need not be the current device (tensors on cuda:1, device 0
+    # current): a compile or tune there would break the capture.
+    with torch.cuda.device(index):
+        capturing = torch.cuda.is_current_stream_capturing()
+    if capturing:
         raise RuntimeError(
             f"moejit: the kernels of {shape} on cuda:{index} are not bound yet and cannot be "
             f"compiled or tuned during CUDA graph capture; call moejit.torch.prepare() or run "
@@ -222,8 +222,18 @@ def prepare(shape: Shape, device: Optional[torch.device] = None) -> None:
     """Binds the kernel set of `shape` on `device` (default: the current
     CUDA device): loads or compiles it now, so that later calls, CUDA graph
     captures included, find it ready."""
+    _kernel_set_of(_cuda_index(device), shape)
+
+
+def _cuda_index(device) -> int:
+    """The index of a CUDA device given as prepare() and cache_stats() take
+    it (None: the current one); a ValueError for any other device, which
+    moejit has no kernels for (it used to mean the current CUDA device)."""
     device = torch.device("cuda") if device is None else torch.device(device)
-    _kernel_set(device, shape)
+    if device.type != "cuda":
+        raise ValueError(f"moejit: {device} is not a CUDA device; prepare() and cache_stats() "
+                         f"are about the kernels of one")
+    return device.index if device.index is not None else torch.cuda.current_device()
 
 
 def _current_stream(index: int) -> int:
@@ -337,9 +347,7 @@ def fused_experts(x: torch.Tensor, gate_up_proj: torch.Tensor, down_proj: torch.
 
 def cache_stats(device: Optional[torch.device] = None) -> Optional[_capi.CacheStats]:
     """The cache statistics of `device`'s runtime; None before its first call."""
-    device = torch.device("cuda") if device is None else torch.device(device)
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    found = _devices.get(index)
+    found = _devices.get(_cuda_index(device))
     return None if found is None else found.runtime.cache_stats()
 
 
