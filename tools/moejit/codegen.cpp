@@ -41,6 +41,12 @@ int runCodegen(const CodegenArgs &a) {
   for (KernelKind k : kKinds)
     if (a.kind == codegen::kindName(k))
       spec.kind = k;
+  const bool tile_given = a.bm || a.bn || a.stages || a.wgmma || !a.warps.empty() ||
+                          !a.config.empty();
+  if (tile_given && !spec.usesMma())
+    throw UsageError("--kernel " + a.kind + " of a " + dtype_name(shape.dtype) +
+                     " shape has no tile: --bm, --bn, --stages, --wgmma, --warps and --config "
+                     "are for the gemm1 and gemm2 kernels of bf16 and fp16 shapes");
   const runtime::GemmPlan plan = runtime::heuristicPlan(shape, "sm_80").buckets.back();
   spec.tile = spec.kind == KernelKind::Gemm2 ? plan.gemm2 : plan.gemm1;
   if (a.bm)
