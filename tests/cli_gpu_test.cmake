@@ -1,8 +1,9 @@
 # The moejit command on GPU 0 (skipped without one): bench --jit started
 # through PATH, whose new processes once ran argv[0], a bare name that LLVM
 # does not look up ("jit-probe failed (-1): Executable "moejit" doesn't
-# exist!"); and bench --json to a full disk, which aborted in LLVM's stream
-# destructor (exit 134) instead of saying so.
+# exist!"); bench --json to a full disk, which aborted in LLVM's stream
+# destructor (exit 134) instead of saying so; warm --tune for a --gpu that
+# is not GPU 0.
 # MOEJIT: the binary; WORK: a scratch folder.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -28,4 +29,13 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${WORK}/cache
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 1 OR NOT err MATCHES "(^|\n)moejit: error: cannot write /dev/full: No space left on device\n$")
   message(FATAL_ERROR "bench --json /dev/full should exit 1 with one line: ${rc} ${out}${err}")
+endif()
+
+# warm --tune with --gpu naming another card: the record would be GPU 0's
+# and the plans warmed the named card's, so it is refused before tuning.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${WORK}/cache
+                        ${MOEJIT} warm --tune --shape ${shape} --gpu "Not This GPU"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "--tune runs on GPU 0, which is '.+', not 'Not This GPU'")
+  message(FATAL_ERROR "warm --tune --gpu OTHER should be refused: ${rc} ${out}${err}")
 endif()

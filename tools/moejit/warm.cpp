@@ -169,6 +169,12 @@ int runWarm(const WarmArgs &a) {
       throw Error(ErrorCode::InvalidArgument,
                   "--tune runs on GPU 0, which is " + native + ", not " + *arch);
     arch = native;
+    // The record --tune writes is GPU 0's (autotune names it so), and the
+    // plans warmed are --gpu's: with another name the tuned plans would be
+    // saved for one GPU and the kernels compiled for another's.
+    if (a.tune && !gpu.empty() && gpu != device->name)
+      throw Error(ErrorCode::InvalidArgument,
+                  "--tune runs on GPU 0, which is '" + device->name + "', not '" + gpu + "'");
     if (gpu.empty())
       gpu = device->name;
   }
