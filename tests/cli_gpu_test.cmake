@@ -3,7 +3,7 @@
 # does not look up ("jit-probe failed (-1): Executable "moejit" doesn't
 # exist!"); bench --json to a full disk, which aborted in LLVM's stream
 # destructor (exit 134) instead of saying so; warm --tune for a --gpu that
-# is not GPU 0.
+# is not GPU 0; bench of a case larger than the GPU.
 # MOEJIT: the binary; WORK: a scratch folder.
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
@@ -38,4 +38,15 @@ execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${WORK}/cache
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 1 OR NOT err MATCHES "--tune runs on GPU 0, which is '.+', not 'Not This GPU'")
   message(FATAL_ERROR "warm --tune --gpu OTHER should be refused: ${rc} ${out}${err}")
+endif()
+
+# A case that cannot fit the GPU (3 * 2^44 weight elements) is refused before
+# its host tensors are filled (they were, for minutes, before the device
+# allocation failed or the OOM killer came).
+execute_process(COMMAND ${CMAKE_COMMAND} -E env MOEJIT_CACHE_DIR=${WORK}/cache
+                        ${MOEJIT} bench --tokens 1
+                        --shape k=8,hidden=65536,intermediate=65536,experts=4096
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err MATCHES "needs [0-9.]+ GiB of GPU memory before its workspace; the GPU has")
+  message(FATAL_ERROR "bench of a case larger than the GPU should be refused: ${rc} ${out}${err}")
 endif()

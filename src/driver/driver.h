@@ -24,7 +24,7 @@ namespace moejit::driver {
                                   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)              \
                                       X(cuEventElapsedTime) X(cuDriverGetVersion)  \
                                           X(cuLaunchKernelEx) X(cuTensorMapEncodeTiled)   \
-                                              X(cuCtxGetDevice)
+                                              X(cuCtxGetDevice) X(cuMemGetInfo)
 
 struct Api {
 #define MOEJIT_DECLARE(fn) decltype(&::fn) fn = nullptr;

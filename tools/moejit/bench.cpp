@@ -17,6 +17,7 @@
 #include "runtime/launch_sequence.h"
 #include "testkit.h"
 
+#include <llvm/Support/FormatVariadic.h>
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -335,6 +336,32 @@ runtime::GemmPlan parsePlan(const std::string &text, const Arch &arch) {
   return g;
 }
 
+/// Refuses, before anything is allocated, a case that cannot run: more
+/// tokens than one call takes, or more device memory than the GPU has in all
+/// (x, weights, y, routing, the fp32 reference's h and y, the L2 flush
+/// buffer; the workspace comes on top). Host copies of the same tensors are
+/// made first, so a case of 2^45 weights otherwise ended in bad_alloc or the
+/// OOM killer after minutes of filling them.
+void checkCaseFits(const BenchCase &c, size_t device_bytes) {
+  const MoeShape &s = c.shape;
+  if (c.tokens > runtime::maxTokens(s))
+    throw Error(ErrorCode::InvalidArgument,
+                llvm::formatv("case {0}: {1} tokens is more than one call takes at k = {2} ({3})",
+                              c.name, c.tokens, s.k, runtime::maxTokens(s))
+                    .str());
+  const double T = static_cast<double>(c.tokens), H = s.hidden, I = s.intermediate, E = s.experts,
+               k = s.k, elem = dtype_bytes(s.dtype);
+  const double need = elem * (2 * T * H + 3 * E * I * H) + 8 * T * k + 4 * T * (k * I + H) +
+                      static_cast<double>(kFlushBytes);
+  if (need > static_cast<double>(device_bytes))
+    throw Error(ErrorCode::InvalidArgument,
+                llvm::formatv("case {0} (T={1}, {2}) needs {3:F1} GiB of GPU memory before its "
+                              "workspace; the GPU has {4:F1} GiB",
+                              c.name, c.tokens, canonical_text(s), need / (1 << 30),
+                              static_cast<double>(device_bytes) / (1 << 30))
+                    .str());
+}
+
 struct BenchArgs {
   ShapeArgs shapes;
   std::vector<int64_t> tokens;
@@ -382,6 +409,10 @@ int runBench(const BenchArgs &a) {
   const Runtime &rt = *runtimes.front();
   const Arch arch = unwrapOrThrow(Arch::parse(rt.arch()));
   testkit::useDevice0();
+  size_t free_bytes = 0, device_bytes = 0;
+  BENCH_CU(cuMemGetInfo(&free_bytes, &device_bytes));
+  for (const BenchCase &c : cases)
+    checkCaseFits(c, device_bytes);
   std::vector<runtime::GemmPlan> plans;
   for (const std::string &config : configs)
     plans.push_back(parsePlan(config, arch));
