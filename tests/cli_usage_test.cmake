@@ -188,6 +188,15 @@ if(NOT rc EQUAL 1 OR NOT err STREQUAL "moejit: error: writing stdout: Bad file d
   message(FATAL_ERROR "moejit codegen with stdout closed should exit 1 with one line: ${rc} ${err}")
 endif()
 
+# bench --json FILE is opened before any case runs (and before the GPU is
+# looked for): a path that cannot be written was found out after the run.
+execute_process(COMMAND ${MOEJIT} bench --tokens 4 --json ${WORK}/nowhere/results.json
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1 OR NOT err STREQUAL
+   "moejit: error: cannot write ${WORK}/nowhere/results.json: No such file or directory\n")
+  message(FATAL_ERROR "bench --json to a missing folder should fail first: ${rc} ${err}${out}")
+endif()
+
 # A cache root asked about by name must exist: a mistyped --cache-dir once
 # "verified" and "pruned" clean (exit 0).
 foreach(command "list" "verify" "prune --max-size 1G")

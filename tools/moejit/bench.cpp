@@ -282,7 +282,17 @@ llvm::json::Object metaJson(const std::string &gpu) {
                             {"date", date}};
 }
 
-void writeJson(const std::string &path, const std::string &device,
+/// `path` opened for the results (truncated), before any case runs: a path
+/// that cannot be written was found out only after the whole run.
+std::unique_ptr<llvm::raw_fd_ostream> openJson(const std::string &path) {
+  std::error_code ec;
+  auto out = std::make_unique<llvm::raw_fd_ostream>(path, ec);
+  if (ec)
+    throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
+  return out;
+}
+
+void writeJson(llvm::raw_fd_ostream &out, const std::string &path, const std::string &device,
                const std::vector<Result> &results) {
   llvm::json::Array cases;
   for (const Result &r : results)
@@ -299,10 +309,6 @@ void writeJson(const std::string &path, const std::string &device,
                                        {"correct", r.correct}});
   llvm::json::Object document{
       {"meta", metaJson(device)}, {"device", device}, {"cases", std::move(cases)}};
-  std::error_code ec;
-  llvm::raw_fd_ostream out(path, ec);
-  if (ec)
-    throw Error(ErrorCode::InvalidArgument, "cannot write " + path + ": " + ec.message());
   out << llvm::json::Value(std::move(document));
   // A stream that failed to write keeps its error for its destructor, which
   // would abort with report_fatal_error: the error is taken here.
@@ -378,6 +384,9 @@ int runBench(const BenchArgs &a) {
   const std::vector<std::string> &configs = a.configs;
   if (!a.shapes.shapes.empty() && a.tokens.empty())
     throw UsageError("bench --shape needs --tokens T: one case per (--tokens, --shape)");
+  std::unique_ptr<llvm::raw_fd_ostream> json;
+  if (!a.json.empty())
+    json = openJson(a.json);
   std::vector<BenchCase> cases;
   if (a.tokens.empty()) {
     cases = seedCases();
@@ -480,8 +489,8 @@ int runBench(const BenchArgs &a) {
       results.push_back(r);
     }
   }
-  if (!a.json.empty())
-    writeJson(a.json, rt.device_name(), results);
+  if (json)
+    writeJson(*json, a.json, rt.device_name(), results);
   return all_correct ? 0 : 1;
 }
 
@@ -541,7 +550,7 @@ Command addBench(CLI::App &app, const std::string &self) {
       "S+S", checkedBy([](const std::string &text) { parseStages(text); }, ""));
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
-  CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE")
+  CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE (opened, and emptied, before the cases run)")
                           ->type_name("FILE")
                           ->check(nonEmpty());
   CLI::Option *runs = cmd->add_option("--runs", a->runs, "timed runs per case (default 50)")
