@@ -367,6 +367,33 @@ TEST(HostileCache, NoHomeGivesNoTmpRoot) {
   EXPECT_EQ(defaultRoot(), root);
 }
 
+/// A valid record copied to another GPU's folder is never read by the
+/// runtime (it looks records up by workload, GPU and version): verify
+/// reports it as misplaced, and with fix removes it, keeping the original.
+TEST(HostileCache, ARecordFiledUnderAnotherGpuIsReportedMisplaced) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  const tune::TuningRecord record = tune::shippedRecords().front();
+  llvm::Error saved = tune::saveRecord(root, record);
+  ASSERT_FALSE(static_cast<bool>(saved)) << errorMessage(std::move(saved));
+  const std::string own =
+      tune::recordPath(root, record.workload_id, record.gpu, record.moejit_version);
+  const std::string copy =
+      tune::recordPath(root, record.workload_id, "Another GPU", record.moejit_version);
+  makeDirs(llvm::sys::path::parent_path(copy).str());
+  writeFile(copy, readFile(own));
+  auto report = verifyCache(root, false, api::recordCheck());
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_TRUE(mentions(report->records, copy, "filed in the wrong place"));
+  EXPECT_FALSE(mentions(report->records, own, ""));
+  EXPECT_FALSE(report->ok());
+  report = verifyCache(root, true, api::recordCheck());
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_FALSE(exists(copy));
+  EXPECT_TRUE(exists(own));
+  EXPECT_TRUE(tune::loadRecord(root, record.workload_id, record.gpu, record.moejit_version));
+}
+
 TEST(HostileCache, DeepOrHugeJsonIsAWarningNotACrash) {
   testkit::TempDir dir("moejit-hostile-test");
   const std::string root = dir.path + "/cache";

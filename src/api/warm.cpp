@@ -6,6 +6,9 @@
 #include "tune/record.h"
 #include "workload/shape.h"
 
+#include <llvm/ADT/SmallString.h>
+#include <llvm/Support/Path.h>
+
 #include <iterator>
 
 namespace moejit::api {
@@ -79,9 +82,25 @@ warmShape(const MoeShape &shape, const std::string &arch_name, const std::string
 }
 
 store::RecordCheck recordCheck() {
-  return [](const safefs::Dir &dir, llvm::StringRef name) -> std::string {
+  return [](const safefs::Dir &dir, llvm::ArrayRef<std::string> folders,
+            llvm::StringRef name) -> std::string {
     auto record = tune::readRecordFile(dir, name);
-    return record ? std::string() : errorMessage(record.takeError());
+    if (!record)
+      return errorMessage(record.takeError());
+    if (!*record)
+      return std::string();
+    // The runtime looks a record up by its workload, GPU and version, so
+    // one filed elsewhere (copied to another GPU's folder) is never used:
+    // verify said it was clean.
+    const std::string own = tune::recordPath("", (*record)->workload_id, (*record)->gpu,
+                                             (*record)->moejit_version);
+    llvm::SmallString<256> here;
+    for (const std::string &folder : folders)
+      llvm::sys::path::append(here, folder);
+    llvm::sys::path::append(here, name);
+    return here == own ? std::string()
+                       : "filed in the wrong place: its contents belong at " + own +
+                             ", where the runtime looks for them";
   };
 }
 

@@ -458,7 +458,7 @@ llvm::Expected<VerifyReport> verifyCache(const std::string &root, bool fix,
       }
       if (!*dir)
         break;
-      std::string why = check_record(**dir, f->name);
+      std::string why = check_record(**dir, f->folders, f->name);
       if (why.empty())
         break;
       Finding finding{f->path, why};

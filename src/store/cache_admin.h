@@ -12,6 +12,7 @@
 #include "store/cubin_store.h"
 #include "store/file_lock.h"
 
+#include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/Error.h>
 
@@ -105,9 +106,11 @@ struct VerifyReport {
   bool ok() const;
 };
 
-/// Why the tuning record `name` in `dir` is not usable; empty when it is
-/// (the tune stage's check, handed in: records are its format).
-using RecordCheck = std::function<std::string(const safefs::Dir &dir, llvm::StringRef name)>;
+/// Why the tuning record `name` in `dir` (`folders` from the root down to
+/// it) is not usable; empty when it is (the tune stage's check, handed in:
+/// records are its format and its place).
+using RecordCheck = std::function<std::string(
+    const safefs::Dir &dir, llvm::ArrayRef<std::string> folders, llvm::StringRef name)>;
 
 /// Decodes every entry, checks every tuning record with `check_record` (if
 /// given) and looks at every temporary and lock file. With `fix`, removes
