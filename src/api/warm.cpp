@@ -92,8 +92,8 @@ store::RecordCheck recordCheck() {
     // The runtime looks a record up by its workload, GPU and version, so
     // one filed elsewhere (copied to another GPU's folder) is never used:
     // verify said it was clean.
-    const std::string own = tune::recordPath("", (*record)->workload_id, (*record)->gpu,
-                                             (*record)->moejit_version);
+    const std::string own =
+        tune::recordPath("", (*record)->workload_id, (*record)->gpu, (*record)->moejit_version);
     llvm::SmallString<256> here;
     for (const std::string &folder : folders)
       llvm::sys::path::append(here, folder);

@@ -16,8 +16,7 @@ llvm::Error validateShape(const MoeShape &s) {
     return makeError(ErrorCode::InvalidShape, "invalid shape: experts = {} must be in 1..{}",
                      s.experts, kMaxExperts);
   if (s.k < 1 || s.k > kMaxK)
-    return makeError(ErrorCode::InvalidShape, "invalid shape: k = {} must be in 1..{}", s.k,
-                     kMaxK);
+    return makeError(ErrorCode::InvalidShape, "invalid shape: k = {} must be in 1..{}", s.k, kMaxK);
   for (auto [name, value] :
        {std::pair{"hidden", s.hidden}, std::pair{"intermediate", s.intermediate}}) {
     if (value < 8 || value % 8 != 0 || value > kMaxDim)

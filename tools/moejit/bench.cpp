@@ -550,9 +550,12 @@ Command addBench(CLI::App &app, const std::string &self) {
       "S+S", checkedBy([](const std::string &text) { parseStages(text); }, ""));
   CLI::Option *compare = cmd->add_flag("--compare-heuristic", a->compare_heuristic,
                                        "time the tuned plan and the heuristic's side by side");
-  CLI::Option *json = cmd->add_option("--json", a->json, "also write the results as JSON to FILE (opened, and emptied, before the cases run)")
-                          ->type_name("FILE")
-                          ->check(nonEmpty());
+  CLI::Option *json =
+      cmd->add_option(
+             "--json", a->json,
+             "also write the results as JSON to FILE (opened, and emptied, before the cases run)")
+          ->type_name("FILE")
+          ->check(nonEmpty());
   CLI::Option *runs = cmd->add_option("--runs", a->runs, "timed runs per case (default 50)")
                           ->type_name("N")
                           ->transform(integerText())

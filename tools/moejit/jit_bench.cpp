@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "workload/shape.h"
 
+#include <llvm/ADT/ScopeExit.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Program.h>
@@ -30,7 +31,10 @@ double msSince(std::chrono::steady_clock::time_point start) {
 /// Runs `moejit jit-probe` in a new process and reads the ms it prints.
 double probeInNewProcess(const std::string &self, const std::string &root, const MoeShape &shape) {
   llvm::SmallString<128> out;
-  llvm::sys::fs::createTemporaryFile("moejit-probe", "txt", out);
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("moejit-probe", "txt", out))
+    throw Error(ErrorCode::Internal,
+                "cannot create a file for jit-probe's output: " + ec.message());
+  const auto remove_out = llvm::make_scope_exit([&] { llvm::sys::fs::remove(out); });
   const std::string shape_arg = shapeText(shape);
   const llvm::StringRef argv[] = {self, "jit-probe", "--cache-dir", root, "--shape", shape_arg};
   const llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(out),
@@ -38,7 +42,6 @@ double probeInNewProcess(const std::string &self, const std::string &root, const
   std::string error;
   const int rc = llvm::sys::ExecuteAndWait(self, argv, llvm::None, redirects, 0, 0, &error);
   auto text = llvm::MemoryBuffer::getFile(out);
-  llvm::sys::fs::remove(out);
   if (rc != 0 || !text)
     throw Error(ErrorCode::Internal, "jit-probe failed (" + std::to_string(rc) + "): " + error);
   const llvm::StringRef printed = (*text)->getBuffer().trim();
@@ -88,6 +91,9 @@ int runJitBench(const std::vector<MoeShape> &shapes, int processes, const std::s
     llvm::SmallString<128> root;
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("moejit-jit", root))
       throw Error(ErrorCode::Internal, "cannot create a temporary cache: " + ec.message());
+    // Removed however the shape's run ends (a probe that fails throws).
+    const auto remove_root =
+        llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(root); });
     RuntimeOptions options;
     options.cache_dir = std::string(root);
     Runtime rt(0, options);
@@ -110,7 +116,6 @@ int runJitBench(const std::vector<MoeShape> &shapes, int processes, const std::s
                 static_cast<unsigned long long>(compiles),
                 disk.empty() ? 0.0 : disk[disk.size() / 2], hit_us, set->plan_source().c_str());
     std::fflush(stdout);
-    llvm::sys::fs::remove_directories(root);
   }
   return 0;
 }
