@@ -268,6 +268,26 @@ TEST(TuningRecord, PathIsKeyedByIdGpuAndVersion) {
             "/r/tuning/v1/" + id + "/nvidia-h200/moejit-0.2.0.json");
 }
 
+/// The record's folder is made (or found unusable) before a tune, so that
+/// minutes of tuning are not lost to a folder that cannot take the record.
+TEST(TuningRecord, RecordFolderIsMadeOrRefusedBeforeATune) {
+  testkit::TempDir root("moejit-tuning-test");
+  const std::string id = sampleRecord().workload_id;
+  const std::string path = recordPath(root.path, id, kGpu, version());
+  llvm::Error made = makeRecordFolder(root.path, id, kGpu, version());
+  ASSERT_FALSE(static_cast<bool>(made)) << errorMessage(std::move(made));
+  EXPECT_TRUE(llvm::sys::fs::is_directory(llvm::sys::path::parent_path(path)));
+  EXPECT_FALSE(llvm::sys::fs::exists(path)); // the folder only
+  // A file where the tuning folder should be.
+  testkit::TempDir other("moejit-tuning-test");
+  { std::ofstream(other.path + "/tuning") << "not a folder"; }
+  llvm::Error refused = makeRecordFolder(other.path, id, kGpu, version());
+  ASSERT_TRUE(static_cast<bool>(refused));
+  const std::string why = errorMessage(std::move(refused));
+  EXPECT_NE(why.find("cannot write tuning record " + other.path + "/tuning/"), std::string::npos)
+      << why;
+}
+
 TEST(TuningRecord, SaveThenLoad) {
   testkit::TempDir root("moejit-tuning-test");
   const TuningRecord r = sampleRecord();

@@ -333,6 +333,31 @@ std::string recordPath(const std::string &root, const std::string &workload_id,
   return std::string(path);
 }
 
+namespace {
+
+/// The folder of the record at `path` (`at` under `root`), made where
+/// missing; InvalidArgument naming the record otherwise.
+llvm::Expected<safefs::Dir> writableRecordFolder(const std::string &root, const RecordLocation &at,
+                                                 const std::string &path) {
+  auto folder = recordFolder(root, at, /*create=*/true);
+  if (!folder)
+    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path,
+                     errorMessage(folder.takeError()));
+  if (!*folder)
+    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: no cache root",
+                     path);
+  return std::move(**folder);
+}
+
+} // namespace
+
+llvm::Error makeRecordFolder(const std::string &root, const std::string &workload_id,
+                             const std::string &gpu, const std::string &version) {
+  return writableRecordFolder(root, recordLocation(workload_id, gpu, version),
+                              recordPath(root, workload_id, gpu, version))
+      .takeError();
+}
+
 llvm::Error saveRecord(const std::string &root, const TuningRecord &record) {
   const std::string json = toJson(record);
   // Never publish a record that loadRecord would refuse.
@@ -340,12 +365,11 @@ llvm::Error saveRecord(const std::string &root, const TuningRecord &record) {
     return back.takeError();
   const RecordLocation at = recordLocation(record.workload_id, record.gpu, record.moejit_version);
   const std::string path = recordPath(root, record.workload_id, record.gpu, record.moejit_version);
-  auto folder = recordFolder(root, at, /*create=*/true);
+  auto folder = writableRecordFolder(root, at, path);
   if (!folder)
-    return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path,
-                     errorMessage(folder.takeError()));
+    return folder.takeError();
   store::WriteError error;
-  if (!store::writeFileAtomically(**folder, at.file, json, error))
+  if (!store::writeFileAtomically(*folder, at.file, json, error))
     return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: {}", path,
                      error.why);
   logger().info("saved tuning record {}", path);

@@ -73,6 +73,12 @@ std::string recordPath(const std::string &root, const std::string &workload_id,
 /// Writes the record atomically at recordPath(root, ...); InvalidArgument,
 /// writing nothing, for a record parseRecord would refuse.
 llvm::Error saveRecord(const std::string &root, const TuningRecord &record);
+/// Makes (or opens) the folder saveRecord would write the record of (id,
+/// gpu, version) into, under the same rules (no link, trusted folders):
+/// checked before a tune, so that minutes of tuning are not lost to a
+/// folder that cannot be written. InvalidArgument saying why otherwise.
+llvm::Error makeRecordFolder(const std::string &root, const std::string &workload_id,
+                             const std::string &gpu, const std::string &version);
 /// The record of (id, gpu, version) in `root`; nullopt if there is none, or
 /// if it is unreadable, oversized, a link or special file, in an untrusted
 /// folder, invalid or names another key (logged once per path).

@@ -232,6 +232,8 @@ int runWarm(const WarmArgs &a) {
                                   {"workload_id", workload::workloadId(shape)},
                                   {"plans", llvm::json::Array(sources)}};
     if (a.tune) {
+      throwIfError(tune::makeRecordFolder(store.root(), workload::workloadId(shape), device->name,
+                                          version()));
       tune::TuneOptions options;
       if (!a.buckets.empty())
         options.buckets = parseBuckets(a.buckets);
