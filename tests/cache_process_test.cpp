@@ -431,10 +431,12 @@ TEST(CacheProcesses, CacheCommandListsVerifiesAndPrunes) {
   std::ofstream(s.entryPath(name("temp")) + store::kTempMarker + "dead0001") << "partial";
   std::ofstream(s.lockPath(name("killed"))) << "";
   std::string why;
-  const std::string record = "tuning/v1/" + id + "/nvidia-h200/moejit-0.2.0.json";
-  ASSERT_TRUE(testkit::writeAtomically(root + "/" + record,
-                                       tune::toJson(tune::shippedRecords().front()), why))
-      << why;
+  // A good record, where its workload, GPU and version put it (verify
+  // reports one filed elsewhere), and a bad one.
+  const tune::TuningRecord shipped = tune::shippedRecords().front();
+  const std::string record =
+      tune::recordPath("", shipped.workload_id, shipped.gpu, shipped.moejit_version);
+  ASSERT_TRUE(testkit::writeAtomically(root + "/" + record, tune::toJson(shipped), why)) << why;
   const std::string bad_record = "tuning/v1/" + id + "/nvidia-h200/moejit-0.0.1.json";
   ASSERT_TRUE(testkit::writeAtomically(root + "/" + bad_record, "{}", why)) << why;
   auto cache = [&](std::vector<std::string> args, const char *name) {
