@@ -83,12 +83,21 @@ def unfit_reason(module: torch.nn.Module, hidden_states: torch.Tensor,
     return None
 
 
+# Under torch.compile this runs once, at trace time, where the fallback is
+# decided, and its result is a constant of the graph: a logging call traced
+# by Dynamo would break the graph (an error under fullgraph=True).
+@torch.compiler.assume_constant_result
+def _warn_once(module_class: str, reason: str) -> bool:
+    if (module_class, reason) in _warned:
+        return False
+    _warned.add((module_class, reason))
+    logger.warning("moejit: %s runs Transformers' eager experts because %s", module_class,
+                   reason)
+    return True
+
+
 def _fall_back(module, reason, hidden_states, top_k_index, top_k_weights):
-    key = (type(module).__name__, reason)
-    if key not in _warned:
-        _warned.add(key)
-        logger.warning("moejit: %s runs Transformers' eager experts because %s",
-                       type(module).__name__, reason)
+    _warn_once(type(module).__name__, reason)
     # The class's own forward, which use_experts_implementation wrapped.
     eager = type(module).forward.__wrapped__
     return eager(module, hidden_states, top_k_index, top_k_weights)

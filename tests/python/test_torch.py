@@ -365,6 +365,19 @@ def tiny_model(family, dtype):
     return model.to(DEVICE).eval()
 
 
+def model_with_an_unfit_layer():
+    """A tiny qwen3_moe model whose first MoE layer has experts of
+    intermediate size 60, which moejit's shape rules refuse (not a
+    multiple of 8)."""
+    model = tiny_model("qwen3_moe", torch.float32)
+    experts = model.model.layers[0].mlp.experts
+    with torch.no_grad():
+        experts.gate_up_proj = torch.nn.Parameter(torch.cat(
+            [experts.gate_up_proj[:, :60], experts.gate_up_proj[:, 64:124]], dim=1))
+        experts.down_proj = torch.nn.Parameter(experts.down_proj[:, :, :60].contiguous())
+    return model
+
+
 def eager_and_moejit_logits(model, tokens):
     """The model's logits with its eager experts, then with moejit's; no
     gradients."""
@@ -461,17 +474,39 @@ class Transformers(unittest.TestCase):
         """unfit_reason asks the op's own checks (under torch.compile, at
         trace time): experts of an intermediate size that is no multiple
         of 8 run eagerly, with the rule in the warning."""
-        model = tiny_model("qwen3_moe", torch.float32)
-        experts = model.model.layers[0].mlp.experts
-        with torch.no_grad():  # intermediate 60 instead of 64
-            experts.gate_up_proj = torch.nn.Parameter(torch.cat(
-                [experts.gate_up_proj[:, :60], experts.gate_up_proj[:, 64:124]], dim=1))
-            experts.down_proj = torch.nn.Parameter(experts.down_proj[:, :, :60].contiguous())
+        model = model_with_an_unfit_layer()
         tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
         with self.assertLogs("moejit.transformers", logging.WARNING) as logs:
             eager, ours = eager_and_moejit_logits(model, tokens)
         self.assertLess(rel_error(ours, eager), 1e-4)
         self.assertIn("intermediate = 60 must be a multiple of 8", logs.output[0])
+
+    def test_a_fall_back_under_torch_compile_warns_once_and_breaks_no_graph(self):
+        """The fallback's warning is given at trace time, once, and is not
+        traced: a logging call in the graph broke it (and failed
+        fullgraph=True) before the eager experts were even reached. What
+        still breaks the graph is the eager experts' own loop over the
+        experts it hit."""
+        import moejit.transformers as backend
+        model = model_with_an_unfit_layer()
+        tokens = torch.randint(0, 256, (1, 5), device=DEVICE)
+        with torch.no_grad():
+            eager = model(tokens).logits
+            model.set_experts_implementation("moejit")
+            with mock.patch.object(backend, "_warned", set()), \
+                    self.assertLogs("moejit.transformers", logging.WARNING) as logs:
+                explanation = torch._dynamo.explain(model)(tokens)
+                compiled = torch.compile(model, backend="eager")
+                first, second = compiled(tokens).logits, compiled(tokens).logits
+        self.assertEqual(len(logs.output), 1, logs.output)
+        self.assertIn("intermediate = 60 must be a multiple of 8", logs.output[0])
+        self.assertLess(rel_error(first, eager), 1e-4)
+        self.assertTrue(torch.equal(first, second))
+        self.assertGreater(explanation.graph_break_count, 0, "the eager experts' loop breaks")
+        for reason in explanation.break_reasons:
+            where = reason.user_stack[-1].filename if reason.user_stack else "?"
+            self.assertFalse(where.endswith(os.path.join("moejit", "transformers.py")),
+                             f"moejit broke the graph: {reason.reason}")
 
     @needs_gpu
     def test_fp32_greedy_generate_gives_the_same_tokens(self):
