@@ -394,6 +394,28 @@ TEST(HostileCache, ARecordFiledUnderAnotherGpuIsReportedMisplaced) {
   EXPECT_TRUE(tune::loadRecord(root, record.workload_id, record.gpu, record.moejit_version));
 }
 
+/// A folder at a tuning record's name: the runtime cannot read a record
+/// there and a tune cannot publish one, so verify reports it (and fails),
+/// leaving the folder to the user; other folders under tuning/ are not the
+/// cache's and are left alone.
+TEST(HostileCache, AFolderAtARecordNameIsReported) {
+  testkit::TempDir dir("moejit-hostile-test");
+  const std::string root = dir.path + "/cache";
+  const tune::TuningRecord record = tune::shippedRecords().front();
+  const std::string path =
+      tune::recordPath(root, record.workload_id, record.gpu, record.moejit_version);
+  makeDirs(path + "/sub");
+  const std::string notes = llvm::sys::path::parent_path(path).str() + "/notes";
+  makeDirs(notes);
+  EXPECT_FALSE(tune::loadRecord(root, record.workload_id, record.gpu, record.moejit_version));
+  auto report = verifyCache(root, /*fix=*/true, api::recordCheck());
+  ASSERT_TRUE(static_cast<bool>(report));
+  EXPECT_TRUE(mentions(report->refused, path, "folder at a cache file's name"));
+  EXPECT_FALSE(mentions(report->refused, notes, ""));
+  EXPECT_FALSE(report->ok());
+  EXPECT_TRUE(exists(path)) << "folders are left to the user";
+}
+
 TEST(HostileCache, DeepOrHugeJsonIsAWarningNotACrash) {
   testkit::TempDir dir("moejit-hostile-test");
   const std::string root = dir.path + "/cache";

@@ -286,6 +286,16 @@ TEST(TuningRecord, RecordFolderIsMadeOrRefusedBeforeATune) {
   const std::string why = errorMessage(std::move(refused));
   EXPECT_NE(why.find("cannot write tuning record " + other.path + "/tuning/"), std::string::npos)
       << why;
+  // A folder at the record's own name: the rename that publishes a record
+  // could never replace it, so the tune would be lost at its end.
+  ASSERT_TRUE(llvm::sys::fs::create_directory(path) == std::error_code());
+  llvm::Error squatted = makeRecordFolder(root.path, id, kGpu, version());
+  ASSERT_TRUE(static_cast<bool>(squatted));
+  const std::string squat_why = errorMessage(std::move(squatted));
+  EXPECT_NE(squat_why.find("a folder stands at its name"), std::string::npos) << squat_why;
+  llvm::Error save = saveRecord(root.path, sampleRecord());
+  ASSERT_TRUE(static_cast<bool>(save));
+  EXPECT_NE(errorMessage(std::move(save)).find("a folder stands at its name"), std::string::npos);
 }
 
 TEST(TuningRecord, SaveThenLoad) {

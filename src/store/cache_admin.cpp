@@ -91,17 +91,17 @@ public:
       f.name = l.name;
       f.relative = joinedPath(folders, l.name);
       f.path = root_ + "/" + f.relative;
-      f.workload_id = folders.size() == 2 && folders[0] != "tuning" ? folders[1] : "";
+      f.workload_id = folders.size() == 2 && folders[0] != kTuningFolder ? folders[1] : "";
       fillStat(f, l.st);
       if (S_ISREG(l.st.st_mode)) {
         f.kind = kindFor(l.name);
         out.push_back(std::move(f));
       } else if (S_ISDIR(l.st.st_mode)) {
-        if (depth == 0 && kindFor(l.name) != FileKind::Other) {
-          // A folder squatting on an entry's, lock's or temporary file's
-          // name: nothing can be published there.
-          f.refused = "a folder at a cache file's name: no entry can be saved there (remove it "
-                      "by hand)";
+        if (kindFor(l.name) != FileKind::Other) {
+          // A folder squatting on an entry's, lock's, record's or temporary
+          // file's name: nothing can be published or read there.
+          f.refused = "a folder at a cache file's name: nothing can be saved or read there "
+                      "(remove it by hand)";
           f.is_folder = true;
           scan_.refused.push_back(std::move(f));
           continue;
@@ -249,7 +249,8 @@ llvm::Expected<CacheScan> scanCache(const std::string &root) {
     return scan;
   Walker walker(root, scan);
   const std::string versioned = "v" + std::to_string(kFormatVersion);
-  const std::pair<const char *, int> tops[] = {{versioned.c_str(), 1}, {"tuning", kMaxTuningDepth}};
+  const std::pair<const char *, int> tops[] = {{versioned.c_str(), 1},
+                                               {kTuningFolder, kMaxTuningDepth}};
   for (const auto &[name, depth] : tops) {
     auto sub = safefs::openSubdir(**top, name, /*create=*/false);
     if (!sub) {
@@ -268,10 +269,13 @@ llvm::Expected<CacheScan> scanCache(const std::string &root) {
     }
     if (!*sub)
       continue;
-    const bool tuning = std::string(name) == "tuning";
+    const bool tuning = std::string(name) == kTuningFolder;
+    // Under tuning/ only records and their temporaries are the cache's.
     auto kindFor = [tuning](llvm::StringRef file) {
       const FileKind kind = kindOf(file);
-      return tuning && kind != FileKind::Temp ? FileKind::Other : kind;
+      if (!tuning || kind == FileKind::Temp)
+        return kind;
+      return file.endswith(kRecordSuffix) ? FileKind::Record : FileKind::Other;
     };
     if (llvm::Error e =
             walker.walk(**sub, {name}, depth, kindFor, tuning ? scan.tuning : scan.files))
@@ -448,8 +452,9 @@ llvm::Expected<VerifyReport> verifyCache(const std::string &root, bool fix,
       (f->kind == FileKind::Temp ? report.temps : report.stale_locks).push_back(finding);
       break;
     }
+    case FileKind::Record:
     case FileKind::Other: {
-      if (!check_record || f->folders.empty() || f->folders[0] != "tuning")
+      if (!check_record || f->folders.empty() || f->folders[0] != kTuningFolder)
         break;
       auto dir = folderOf(root, *f);
       if (!dir) {

@@ -25,9 +25,10 @@
 namespace moejit::store {
 
 enum class FileKind {
-  Entry, ///< <key>.cubin
-  Temp,  ///< a writeFileAtomically temporary (name holds kTempMarker)
-  Lock,  ///< <key>.lock
+  Entry,  ///< <key>.cubin
+  Temp,   ///< a writeFileAtomically temporary (name holds kTempMarker)
+  Lock,   ///< <key>.lock
+  Record, ///< a tuning record: <name>.json under tuning/
   Other,
 };
 

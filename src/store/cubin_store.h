@@ -30,6 +30,9 @@ namespace moejit::store {
 inline constexpr int kFormatVersion = 1;
 inline constexpr const char *kEntrySuffix = ".cubin";
 inline constexpr const char *kLockSuffix = ".lock";
+/// Tuning records (tune/record.h) live under <root>/tuning/, as *.json.
+inline constexpr const char *kTuningFolder = "tuning";
+inline constexpr const char *kRecordSuffix = ".json";
 /// Larger entry files are corrupt without being read (cubins of these
 /// kernels are well under a megabyte).
 inline constexpr uint64_t kMaxEntryBytes = uint64_t{64} << 20;

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/safe_fs.h"
 #include "store/atomic_file.h"
+#include "store/cubin_store.h"
 #include "tune/shipped_tables.h"
 #include "workload/shape.h"
 
@@ -307,8 +308,8 @@ struct RecordLocation {
 
 RecordLocation recordLocation(const std::string &workload_id, const std::string &gpu,
                               const std::string &version) {
-  return {{"tuning", fmt::format("v{}", kRecordFormat), workload_id, gpuSlug(gpu)},
-          "moejit-" + version + ".json"};
+  return {{store::kTuningFolder, fmt::format("v{}", kRecordFormat), workload_id, gpuSlug(gpu)},
+          "moejit-" + version + store::kRecordSuffix};
 }
 
 /// The record's folder, walked down from the root without following links
@@ -336,7 +337,8 @@ std::string recordPath(const std::string &root, const std::string &workload_id,
 namespace {
 
 /// The folder of the record at `path` (`at` under `root`), made where
-/// missing; InvalidArgument naming the record otherwise.
+/// missing; InvalidArgument naming the record otherwise, and where a folder
+/// stands at the record's name (no file can be renamed over it).
 llvm::Expected<safefs::Dir> writableRecordFolder(const std::string &root, const RecordLocation &at,
                                                  const std::string &path) {
   auto folder = recordFolder(root, at, /*create=*/true);
@@ -345,6 +347,10 @@ llvm::Expected<safefs::Dir> writableRecordFolder(const std::string &root, const 
                      errorMessage(folder.takeError()));
   if (!*folder)
     return makeError(ErrorCode::InvalidArgument, "cannot write tuning record {}: no cache root",
+                     path);
+  if (auto st = safefs::statAt(**folder, at.file); st && S_ISDIR(st->st_mode))
+    return makeError(ErrorCode::InvalidArgument,
+                     "cannot write tuning record {}: a folder stands at its name (remove it)",
                      path);
   return std::move(**folder);
 }
