@@ -78,34 +78,45 @@ TEST(RunArgs, LayoutAtTheLimitIsConsistent) {
   EXPECT_EQ(small->geometry.assignments, 8192 * 8);
   EXPECT_FALSE(static_cast<bool>(
       checkRunArgs(shape, plausibleArgs(8192, small->workspace.total), small->workspace.total)));
-  // Just past the launch limit of row tiles (or the token limit): refused,
-  // never a wrapped size, and the refusal names the largest call that fits.
-  int refused = 0;
+  // Up to the token limit every run is laid out, never with a wrapped size.
+  // Past one launch's row tiles a run is split into calls of the largest T
+  // that one launch holds, which is less than a call of one more token
+  // would need; the workspace holds the widest call, the last included.
+  int split = 0;
   for (int64_t tokens = 1; tokens <= maxTokens(shape); tokens *= 4) {
-    auto layout = runLayout(shape, plan, Combine::Deterministic, tokens, maxTokens(shape));
-    if (!layout) {
-      const auto [code, text] = failure(layout.takeError());
-      EXPECT_EQ(code, ErrorCode::InvalidArgument) << text;
-      const auto at = text.find("at most ");
-      ASSERT_NE(at, std::string::npos) << text;
-      const int64_t fits = std::stoll(text.substr(at + 8));
-      EXPECT_LT(fits, tokens) << text;
-      EXPECT_GT(fits, 0) << text;
-      auto largest = runLayout(shape, plan, Combine::Deterministic, fits, maxTokens(shape));
-      EXPECT_TRUE(static_cast<bool>(largest)) << text;
-      if (!largest)
-        llvm::consumeError(largest.takeError());
-      auto past = runLayout(shape, plan, Combine::Deterministic, fits + 1, maxTokens(shape));
-      EXPECT_FALSE(static_cast<bool>(past)) << text;
-      if (!past)
-        llvm::consumeError(past.takeError());
-      ++refused;
-      continue;
+    for (Combine mode : {Combine::Deterministic, Combine::Fast}) {
+      auto layout = runLayout(shape, plan, mode, tokens, maxTokens(shape));
+      ASSERT_TRUE(static_cast<bool>(layout)) << tokens << ": " << errorMessage(layout.takeError());
+      const int64_t per_call = layout->call_tokens;
+      ASSERT_GT(per_call, 0);
+      ASSERT_LE(per_call, tokens);
+      EXPECT_EQ(layout->geometry.assignments, per_call * 8);
+      EXPECT_GE(layout->workspace_needed, layout->workspace.total);
+      if (mode == Combine::Deterministic)
+        EXPECT_GE(layout->workspace.total,
+                  static_cast<size_t>(per_call) * 8 * (2048 + 768) * 2); // h and partial
+      if (per_call == tokens) {
+        EXPECT_EQ(layout->workspace_needed, layout->workspace.total);
+        continue;
+      }
+      split += mode == Combine::Deterministic;
+      auto one_call = runLayout(shape, plan, mode, per_call, maxTokens(shape));
+      ASSERT_TRUE(static_cast<bool>(one_call));
+      EXPECT_EQ(one_call->call_tokens, per_call) << "the calls of a split run fit one launch";
+      auto one_more = runLayout(shape, plan, mode, per_call + 1, maxTokens(shape));
+      ASSERT_TRUE(static_cast<bool>(one_more));
+      EXPECT_LT(one_more->call_tokens, per_call + 1) << "the calls are as long as fits";
+      auto last = runLayout(shape, plan, mode, tokens % per_call, maxTokens(shape));
+      if (tokens % per_call != 0) {
+        ASSERT_TRUE(static_cast<bool>(last));
+        EXPECT_EQ(last->call_tokens, tokens % per_call);
+        EXPECT_GE(layout->workspace_needed, last->workspace.total);
+      } else {
+        llvm::consumeError(last.takeError());
+      }
     }
-    EXPECT_GE(layout->workspace.total,
-              static_cast<size_t>(tokens) * 8 * (2048 + 768) * 2); // h and partial at least
   }
-  EXPECT_GT(refused, 0); // the row-tile limit comes before maxTokens at k=8
+  EXPECT_GT(split, 0); // the row-tile limit comes before maxTokens at k=8
 }
 
 // Each scratch array of the workspace gets its own room, in order and

@@ -579,6 +579,64 @@ TEST(Runtime, ExpertMapShareSmallerThanK) {
   EXPECT_EQ(mapped, plain);
 }
 
+/// A run with more GEMM row tiles than one launch holds (about a million
+/// tokens here) was refused ("split the batch"); it now runs as calls of
+/// the largest T one launch holds. The fp64 reference checks the tokens
+/// on both sides of each call's boundary, the first and the last (the
+/// reference of every token would take minutes on the host), in the
+/// deterministic and the fast mode, and in place.
+TEST(Runtime, RunsPastOneLaunchsRowTilesAreSplitIntoCalls) {
+  REQUIRE_GPU();
+  const MoeShape shape{8, 64, 64, 8, BF};
+  const runtime::Plan plan =
+      runtime::heuristicPlan(shape, moejit::unwrapOrThrow(Arch::parse(runtime().arch())));
+  int64_t per_call = 0;
+  for (int64_t t = 1 << 16; !per_call; t *= 2) {
+    auto layout =
+        runtime::runLayout(shape, plan, Combine::Deterministic, t, runtime::maxTokens(shape));
+    ASSERT_TRUE(static_cast<bool>(layout)) << errorMessage(layout.takeError());
+    if (layout->call_tokens < t)
+      per_call = layout->call_tokens;
+  }
+  const int64_t tokens = 2 * per_call + 777; // three calls, the last short
+  Problem p(shape, tokens, Routing::Random, 41);
+  std::vector<int64_t> checked;
+  for (int64_t boundary : {int64_t{0}, per_call, 2 * per_call, tokens})
+    for (int64_t t = boundary - 40; t < boundary + 40; ++t)
+      if (t >= 0 && t < tokens && (checked.empty() || t > checked.back()))
+        checked.push_back(t);
+  // The reference of the checked tokens alone (every token is independent).
+  const size_t row = size_t(shape.hidden) * dtype_bytes(shape.dtype);
+  testkit::HostTensor x;
+  x.dtype = shape.dtype;
+  testkit::Routing routing;
+  for (int64_t t : checked) {
+    x.bytes.insert(x.bytes.end(), p.x.bytes.begin() + t * row, p.x.bytes.begin() + (t + 1) * row);
+    for (int s = 0; s < shape.k; ++s) {
+      routing.index.push_back(p.routing.index[t * shape.k + s]);
+      routing.weights.push_back(p.routing.weights[t * shape.k + s]);
+    }
+  }
+  const std::vector<double> want =
+      testkit::referenceMoe(shape, checked.size(), x, p.gate_up, p.down, routing);
+  auto checkedError = [&](const std::vector<uint8_t> &y) {
+    testkit::HostTensor out;
+    out.dtype = shape.dtype;
+    for (int64_t t : checked)
+      out.bytes.insert(out.bytes.end(), y.begin() + t * row, y.begin() + (t + 1) * row);
+    return testkit::relativeError(testkit::toDoubles(out), want);
+  };
+  for (Combine mode : {Combine::Deterministic, Combine::Fast}) {
+    p.useCombine(mode);
+    EXPECT_GE(p.dworkspace.bytes(), p.kernels->workspace_bytes(per_call));
+    const std::vector<uint8_t> y = p.run();
+    EXPECT_LT(checkedError(y), testkit::errorLimit(BF)) << static_cast<int>(mode);
+    EXPECT_LT(checkedError(p.runInPlace()), testkit::errorLimit(BF)) << static_cast<int>(mode);
+    if (mode == Combine::Deterministic)
+      EXPECT_EQ(p.run(), y) << "bitwise repeatable";
+  }
+}
+
 TEST(Runtime, ConcurrentGetsBuildOnce) {
   REQUIRE_GPU();
   const MoeShape s{3, 96, 48, 6, DType::FP16};

@@ -136,9 +136,10 @@ public:
   virtual ~KernelSet() = default;
   /// Scratch `run` needs for `tokens` tokens; 0 for tokens <= 0. Throws
   /// Error(InvalidArgument) naming the limit for more tokens than one call
-  /// supports, as `run` does: (2^31-1)/2 / k, or fewer where the GEMMs'
-  /// row tiles would pass one launch's 65535 (about a million tokens at
-  /// k=8 with 128-row tiles).
+  /// supports, as `run` does: (2^31-1)/2 / k. (A run whose GEMM row tiles
+  /// would pass one launch's 65535, about a million tokens at k=8 with
+  /// 128-row tiles, is enqueued as several launch sequences in a row, on
+  /// one workspace of this size.)
   virtual size_t workspace_bytes(int64_t tokens) const = 0;
   /// Enqueues the whole MoE MLP on `stream` (a CUstream / cudaStream_t).
   /// Never allocates, never synchronises, capturable in a CUDA graph.

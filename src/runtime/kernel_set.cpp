@@ -110,9 +110,10 @@ bool rowTilesFit(const MoeShape &shape, const Plan &plan, int64_t tokens) {
 }
 
 /// The largest N below `tokens` such that every call of at most N tokens
-/// fits one launch's grid (for the message). Row tiles grow with the
-/// tokens within a bucket's plan, not across buckets (a larger bucket may
-/// take larger tiles), so each bucket is searched on its own.
+/// fits one launch's grid (at least 1: one token's row tiles are at most
+/// k / tile_m + min(E, k) per split, far below the limit). Row tiles grow
+/// with the tokens within a bucket's plan, not across buckets (a larger
+/// bucket may take larger tiles), so each bucket is searched on its own.
 int64_t largestFittingCall(const MoeShape &shape, const Plan &plan, int64_t tokens) {
   for (int b = 0; b < kBucketCount; ++b) {
     const int64_t first = b == 0 ? 1 : bucketTokens(b - 1) + 1;
@@ -140,20 +141,59 @@ llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Com
                      "moejit run: tokens = {} is more than one call supports for k = {} (at most "
                      "{}); split the batch",
                      tokens, shape.k, max_tokens);
-  RunLayout r;
-  r.bucket = bucketOf(tokens);
-  const GemmPlan &g = plan.buckets[r.bucket];
-  r.geometry = launchGeometry(shape, tokens, tileRows(shape, g));
-  if (gemmGridRows(shape, g, r.geometry) > kMaxGridY)
-    return makeError(ErrorCode::InvalidArgument,
-                     "moejit run: tokens = {} needs more GEMM row tiles than one launch holds "
-                     "({}); split the batch into calls of at most {} tokens",
-                     tokens, kMaxGridY, largestFittingCall(shape, plan, tokens));
-  r.workspace = workspaceLayout(shape, r.geometry, combine, &g.gemm2);
+  auto call = [&](int64_t call_tokens) {
+    RunLayout r;
+    r.bucket = bucketOf(call_tokens);
+    const GemmPlan &g = plan.buckets[r.bucket];
+    r.geometry = launchGeometry(shape, call_tokens, tileRows(shape, g));
+    r.workspace = workspaceLayout(shape, r.geometry, combine, &g.gemm2);
+    r.call_tokens = call_tokens;
+    r.workspace_needed = r.workspace.total;
+    return r;
+  };
+  RunLayout r = call(tokens);
+  if (gemmGridRows(shape, plan.buckets[r.bucket], r.geometry) <= kMaxGridY)
+    return r;
+  // More row tiles than one launch's grid holds (about a million tokens at
+  // k = 8): calls of the largest T that every shorter call fits as well,
+  // on one workspace large enough for each, the last call included (it may
+  // fall in another bucket).
+  r = call(largestFittingCall(shape, plan, tokens));
+  if (const int64_t last = tokens % r.call_tokens; last != 0)
+    r.workspace_needed = std::max(r.workspace_needed, call(last).workspace.total);
   return r;
 }
 
 namespace {
+
+/// Bytes of one element of x and y, one expert id and one routing weight.
+struct ElementBytes {
+  int64_t xy, id, weight;
+};
+
+ElementBytes elementBytes(const MoeShape &shape, const MoeArgs &a) {
+  const int64_t elem = dtype_bytes(shape.dtype);
+  return {elem, a.index_type == IndexType::Int64 ? 8 : 4,
+          a.weight_type == WeightType::ModelDType ? elem : 4};
+}
+
+/// The arguments of the call over tokens [first, first + count) of a
+/// checked run `a`: its rows of x, y and the routing.
+MoeArgs callArgs(const MoeShape &shape, const MoeArgs &a, int64_t first, int64_t count) {
+  if (first == 0 && count == a.tokens)
+    return a;
+  const ElementBytes bytes = elementBytes(shape, a);
+  auto at = [](const void *base, int64_t offset) {
+    return static_cast<const char *>(base) + offset;
+  };
+  MoeArgs c = a;
+  c.x = at(a.x, first * shape.hidden * bytes.xy);
+  c.y = const_cast<char *>(at(a.y, first * shape.hidden * bytes.xy));
+  c.top_k_index = at(a.top_k_index, first * shape.k * bytes.id);
+  c.top_k_weights = at(a.top_k_weights, first * shape.k * bytes.weight);
+  c.tokens = count;
+  return c;
+}
 
 /// The product of `factors` (each >= 0), or nullopt where it overflows.
 std::optional<uint64_t> product(std::initializer_list<int64_t> factors) {
@@ -167,12 +207,10 @@ std::optional<uint64_t> product(std::initializer_list<int64_t> factors) {
 } // namespace
 
 llvm::Error checkRunArgs(const MoeShape &shape, const MoeArgs &a, size_t need) {
-  const int64_t elem = dtype_bytes(shape.dtype);
   const int64_t T = a.tokens, H = shape.hidden, I = shape.intermediate, E = shape.experts,
                 K = shape.k;
   const bool ids64 = a.index_type == IndexType::Int64;
-  const int64_t id_bytes = ids64 ? 8 : 4;
-  const int64_t weight_bytes = a.weight_type == WeightType::ModelDType ? elem : 4;
+  const auto [elem, id_bytes, weight_bytes] = elementBytes(shape, a);
   if (a.index_type != IndexType::Int32 && !ids64)
     return makeError(ErrorCode::InvalidArgument, "moejit run: index_type is not Int32 or Int64");
   if (a.weight_type != WeightType::Float32 && a.weight_type != WeightType::ModelDType)
@@ -253,7 +291,7 @@ size_t KernelSetImpl::workspace_bytes(int64_t tokens) const {
   if (tokens <= 0)
     return 0;
   return unwrapOrThrow(runLayout(shape_, plan_, combine_mode_, tokens, max_tokens_))
-      .workspace.total;
+      .workspace_needed;
 }
 
 llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream, unsigned stages) const {
@@ -261,22 +299,36 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream, unsigned s
     return makeError(ErrorCode::InvalidArgument, "moejit run: tokens = {} is negative", a.tokens);
   if (a.tokens == 0)
     return llvm::Error::success();
-  auto layout = runLayout(shape_, plan_, combine_mode_, a.tokens, max_tokens_);
-  if (!layout)
-    return layout.takeError();
-  const int bucket = layout->bucket;
-  const GemmPlan &plan = plan_.buckets[bucket];
-  const LaunchGeometry &geo = layout->geometry;
-  const WorkspaceLayout &w = layout->workspace;
-  if (llvm::Error e = checkRunArgs(shape_, a, w.total))
+  auto run = runLayout(shape_, plan_, combine_mode_, a.tokens, max_tokens_);
+  if (!run)
+    return run.takeError();
+  if (llvm::Error e = checkRunArgs(shape_, a, run->workspace_needed))
     return e;
   auto context = driver::ContextScope::enter(device_.context);
   if (!context)
     return context.takeError();
-  const LaunchParams p = launchParams(a, w, geo);
-  const CallKernels kernels{routing_, bucket_gemms_[bucket].first, bucket_gemms_[bucket].second,
-                            combine_};
-  return enqueueCall(shape_, kernels, plan, geo, p, stages, stream);
+  // One call, or a run past one launch's row tiles as calls one after the
+  // other on the stream (each call's first kernel waits for the last one's
+  // kernels before it touches the workspace, as between two runs).
+  for (int64_t first = 0; first < a.tokens; first += run->call_tokens) {
+    const int64_t count = std::min(run->call_tokens, a.tokens - first);
+    RunLayout layout = *run;
+    if (count != run->call_tokens) {
+      auto last = runLayout(shape_, plan_, combine_mode_, count, max_tokens_);
+      if (!last)
+        return last.takeError();
+      layout = *last;
+    }
+    const int bucket = layout.bucket;
+    const LaunchParams p =
+        launchParams(callArgs(shape_, a, first, count), layout.workspace, layout.geometry);
+    const CallKernels kernels{routing_, bucket_gemms_[bucket].first, bucket_gemms_[bucket].second,
+                              combine_};
+    if (llvm::Error e =
+            enqueueCall(shape_, kernels, plan_.buckets[bucket], layout.geometry, p, stages, stream))
+      return e;
+  }
+  return llvm::Error::success();
 }
 
 void KernelSetImpl::run(const MoeArgs &args, void *stream) const {

@@ -19,17 +19,23 @@ namespace moejit::runtime {
 /// indexed with int32 (with headroom for tile padding).
 int64_t maxTokens(const MoeShape &shape);
 
-/// What one run of T > 0 tokens launches over.
+/// What one run of T > 0 tokens launches over. A run whose GEMM row tiles
+/// would pass one launch's grid is split into calls of `call_tokens`
+/// tokens (the last one shorter), one after the other on the stream, each
+/// on the same workspace; `bucket`, `geometry` and `workspace` are the
+/// first call's.
 struct RunLayout {
   int bucket;
   LaunchGeometry geometry;
   WorkspaceLayout workspace;
+  int64_t call_tokens;     ///< T where one call holds the run
+  size_t workspace_needed; ///< for every call of the run
 };
 
 /// The layout of a run of `tokens` (> 0) under `plan`, once T is known to
 /// be at most `max_tokens` (maxTokens(shape), computed once by the caller:
-/// this is the hot path) and to fit one launch; InvalidArgument naming the
-/// limit otherwise. Nothing here can overflow.
+/// this is the hot path); InvalidArgument naming the limit otherwise.
+/// Nothing here can overflow.
 llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Combine combine,
                                     int64_t tokens, int64_t max_tokens);
 
