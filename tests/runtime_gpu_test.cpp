@@ -635,6 +635,13 @@ TEST(Runtime, RunsPastOneLaunchsRowTilesAreSplitIntoCalls) {
     if (mode == Combine::Deterministic)
       EXPECT_EQ(p.run(), y) << "bitwise repeatable";
   }
+  // Part of a call reruns on the last call's workspace layout, which is
+  // not the other calls' layout: refused for a split run.
+  auto impl = std::dynamic_pointer_cast<const runtime::KernelSetImpl>(p.kernels);
+  ASSERT_TRUE(impl);
+  llvm::Error part = impl->enqueue(p.args(), nullptr, runtime::kGemm1);
+  ASSERT_TRUE(static_cast<bool>(part));
+  EXPECT_NE(errorMessage(std::move(part)).find("parts of a call need one call"), std::string::npos);
 }
 
 TEST(Runtime, ConcurrentGetsBuildOnce) {

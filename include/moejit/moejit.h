@@ -187,7 +187,7 @@ typedef struct moejit_cache_report {
   size_t struct_size;
   uint64_t entries_ok;  /**< entries that decode and are what their name says */
   uint64_t corrupt;     /**< entries that do not */
-  uint64_t refused;     /**< links, special files, untrusted folders */
+  uint64_t refused;     /**< links, special files, untrusted folders, folders at file names */
   uint64_t bad_records; /**< tuning records that do not read back */
   uint64_t temporary;   /**< temporary files (stale or being written) */
   uint64_t stale_locks; /**< lock files nobody holds */

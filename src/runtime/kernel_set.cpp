@@ -177,8 +177,8 @@ ElementBytes elementBytes(const MoeShape &shape, const MoeArgs &a) {
           a.weight_type == WeightType::ModelDType ? elem : 4};
 }
 
-/// The arguments of the call over tokens [first, first + count) of a
-/// checked run `a`: its rows of x, y and the routing.
+} // namespace
+
 MoeArgs callArgs(const MoeShape &shape, const MoeArgs &a, int64_t first, int64_t count) {
   if (first == 0 && count == a.tokens)
     return a;
@@ -194,6 +194,8 @@ MoeArgs callArgs(const MoeShape &shape, const MoeArgs &a, int64_t first, int64_t
   c.tokens = count;
   return c;
 }
+
+namespace {
 
 /// The product of `factors` (each >= 0), or nullopt where it overflows.
 std::optional<uint64_t> product(std::initializer_list<int64_t> factors) {
@@ -302,6 +304,12 @@ llvm::Error KernelSetImpl::enqueue(const MoeArgs &a, CUstream stream, unsigned s
   auto run = runLayout(shape_, plan_, combine_mode_, a.tokens, max_tokens_);
   if (!run)
     return run.takeError();
+  // Part of a call reruns on the workspace the last whole call left, laid
+  // out for that call only: a split run's calls differ.
+  if (stages != kAllStages && run->call_tokens < a.tokens)
+    return makeError(ErrorCode::InvalidArgument,
+                     "moejit run: tokens = {} run as calls of {}; parts of a call need one call",
+                     a.tokens, run->call_tokens);
   if (llvm::Error e = checkRunArgs(shape_, a, run->workspace_needed))
     return e;
   auto context = driver::ContextScope::enter(device_.context);

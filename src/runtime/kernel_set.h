@@ -39,6 +39,11 @@ struct RunLayout {
 llvm::Expected<RunLayout> runLayout(const MoeShape &shape, const Plan &plan, Combine combine,
                                     int64_t tokens, int64_t max_tokens);
 
+/// The arguments of the call over tokens [first, first + count) of a
+/// checked run `args` (a split run's calls): its rows of x, y and the
+/// routing, the rest as they are.
+MoeArgs callArgs(const MoeShape &shape, const MoeArgs &args, int64_t first, int64_t count);
+
 /// The argument check of `run`: no null or misaligned pointer, every
 /// tensor's byte count and address range computed without overflow, y
 /// overlapping no input or the workspace, and a workspace of at least
@@ -74,7 +79,8 @@ public:
   Combine combine() const override { return combine_mode_; }
 
   /// `run` with errors as values; `stages` (Stage) other than all of them
-  /// for tests that rerun part of a call on the workspace of the last.
+  /// for tests that rerun part of a call on the workspace of the last
+  /// (InvalidArgument for a run split into calls).
   llvm::Error enqueue(const MoeArgs &args, CUstream stream, unsigned stages = kAllStages) const;
 
 private:

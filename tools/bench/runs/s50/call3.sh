@@ -18,6 +18,9 @@ MOEJIT_CACHE_DIR=$(mktemp -d) timeout 120 ./$b/moejit bench --shape $split --tok
   --runs 5 --combine deterministic --combine fast > "$logs/bench_split.log" 2>&1
 echo "bench split rc=$? $SECONDS s" >> "$summary"
 grep -E " (yes|NO) " "$logs/bench_split.log" >> "$summary"
+MOEJIT_CACHE_DIR=$(mktemp -d) timeout 60 ./$b/moejit bench --shape $split --tokens 2500000 \
+  --runs 2 --stages gemm1 > "$logs/bench_split_stages.log" 2>&1
+echo "bench split --stages rc=$? (1 expected): $(tail -1 "$logs/bench_split_stages.log")" >> "$summary"
 MOEJIT_CACHE_DIR=$(mktemp -d) timeout 150 compute-sanitizer --tool memcheck --print-limit 5 \
   ./$b/moejit bench --shape $split --tokens 2500000 --runs 1 > "$logs/memcheck_split.log" 2>&1
 echo "memcheck split rc=$? $SECONDS s $(grep -E 'ERROR SUMMARY' "$logs/memcheck_split.log")" >> "$summary"
