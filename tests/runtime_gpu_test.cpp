@@ -127,11 +127,22 @@ struct Problem {
   /// (with a usePlan kernel set) only `stages` on what the last run left in
   /// the workspace.
   std::vector<uint8_t> run(unsigned stages = runtime::kAllStages) {
-    dy.fill(0xff);
     if (stages == runtime::kAllStages)
-      kernels->run(args(), nullptr);
-    else
-      moejit::throwIfError(planned->enqueue(args(), nullptr, stages));
+      return runWith(args());
+    dy.fill(0xff);
+    moejit::throwIfError(planned->enqueue(args(), nullptr, stages));
+    return output();
+  }
+
+  /// Runs `a` (which writes dy) once on a poisoned y and returns y's bytes.
+  std::vector<uint8_t> runWith(const MoeArgs &a) {
+    dy.fill(0xff);
+    kernels->run(a, nullptr);
+    return output();
+  }
+
+  /// y's bytes once the device is idle.
+  std::vector<uint8_t> output() const {
     throwIfErrorSync();
     std::vector<uint8_t> out(dy.bytes());
     dy.download(out.data(), out.size());
@@ -484,14 +495,6 @@ TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
     SCOPED_TRACE(dtype_name(d));
     Problem p({8, 256, 128, 16, d}, 300, Routing::OutOfRange, 21);
     const int E = p.shape.experts;
-    auto runWith = [&](const MoeArgs &a) {
-      p.dy.fill(0xff);
-      p.kernels->run(a, nullptr);
-      Problem::throwIfErrorSync();
-      std::vector<uint8_t> out(p.dy.bytes());
-      p.dy.download(out.data(), out.size());
-      return out;
-    };
     // Weights the model dtype can hold exactly, so both forms carry the same values.
     std::vector<float> rounded(p.routing.weights.size());
     std::vector<uint16_t> model16(p.routing.weights.size());
@@ -511,14 +514,14 @@ TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
     MoeArgs a = p.args();
     a.top_k_index = d64.get();
     a.index_type = IndexType::Int64;
-    EXPECT_EQ(runWith(a), plain) << "int64 ids";
+    EXPECT_EQ(p.runWith(a), plain) << "int64 ids";
 
     DeviceBuffer dmodel =
         d == DType::FP32 ? DeviceBuffer::from(rounded) : DeviceBuffer::from(model16);
     a = p.args();
     a.top_k_weights = dmodel.get();
     a.weight_type = WeightType::ModelDType;
-    EXPECT_EQ(runWith(a), plain) << "weights in the model dtype";
+    EXPECT_EQ(p.runWith(a), plain) << "weights in the model dtype";
 
     // Global ids 2e+1 for local expert e; even ids belong to another GPU.
     std::vector<int32_t> map(2 * E), global(p.routing.index.size());
@@ -538,7 +541,7 @@ TEST(Runtime, ServingArgumentsGiveThePlainResultBitwise) {
     a.top_k_index = dglobal.get();
     a.expert_map = static_cast<const int32_t *>(dmap.get());
     a.expert_map_size = 2 * E;
-    EXPECT_EQ(runWith(a), plain_local) << "expert map";
+    EXPECT_EQ(p.runWith(a), plain_local) << "expert map";
     p.dindex.upload(p.routing.index.data(), p.routing.index.size() * 4);
 
     // In place: x's buffer receives y.
@@ -571,12 +574,7 @@ TEST(Runtime, ExpertMapShareSmallerThanK) {
   a.top_k_index = dglobal.get();
   a.expert_map = static_cast<const int32_t *>(dmap.get());
   a.expert_map_size = global_experts;
-  p.dy.fill(0xff);
-  p.kernels->run(a, nullptr);
-  Problem::throwIfErrorSync();
-  std::vector<uint8_t> mapped(p.dy.bytes());
-  p.dy.download(mapped.data(), mapped.size());
-  EXPECT_EQ(mapped, plain);
+  EXPECT_EQ(p.runWith(a), plain);
 }
 
 /// A run with more GEMM row tiles than one launch holds (about a million
@@ -694,10 +692,7 @@ TEST(Runtime, CallsLeaveTheCallersContextAsItWas) {
     EXPECT_EQ(current(), nullptr);
   });
   bare.join();
-  Problem::throwIfErrorSync();
-  std::vector<uint8_t> got(p.dy.bytes());
-  p.dy.download(got.data(), got.size());
-  EXPECT_EQ(got, expected);
+  EXPECT_EQ(p.output(), expected);
 }
 
 // A shape's modes are kernel sets of their own: fast ones add into y with
@@ -746,11 +741,7 @@ TEST(Combine, FastInPlaceAndWithNoLocalExpert) {
     MoeArgs a = p.args();
     a.expert_map = static_cast<const int32_t *>(dmap.get());
     a.expert_map_size = p.shape.experts;
-    p.dy.fill(0xff);
-    p.kernels->run(a, nullptr);
-    Problem::throwIfErrorSync();
-    std::vector<uint8_t> y(p.dy.bytes());
-    p.dy.download(y.data(), y.size());
+    const std::vector<uint8_t> y = p.runWith(a);
     EXPECT_EQ(y, std::vector<uint8_t>(y.size(), 0)) << "no local expert";
   }
 }
